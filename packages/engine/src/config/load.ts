@@ -1,0 +1,149 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { type Document, LineCounter, parseDocument } from 'yaml';
+import type { z } from 'zod';
+import type { ModuleDefinition } from '../core/module-api.js';
+import { type EngineConfig, type ResolvedModule, engineConfigSchema } from './schema.js';
+import { substituteEnv } from './substitute.js';
+
+export const DEFAULT_CONFIG_FILE = 'flint-config.yaml';
+
+export interface ConfigProblem {
+  path: string;
+  message: string;
+  line?: number;
+}
+
+/** Thrown when a config cannot be loaded; `message` lists every problem, one per line. */
+export class ConfigError extends Error {
+  constructor(
+    readonly problems: ConfigProblem[],
+    readonly file: string | undefined,
+  ) {
+    super(problems.map((p) => formatProblem(p, file)).join('\n'));
+    this.name = 'ConfigError';
+  }
+}
+
+function formatProblem(p: ConfigProblem, file: string | undefined): string {
+  const where = file ? ` (${file}${p.line ? `:${p.line}` : ''})` : '';
+  return `${p.path || '(root)'}: ${p.message}${where}`;
+}
+
+export interface LoadOptions {
+  /** Explicit config file (`--config`); must exist. */
+  path?: string;
+  /** Folder searched for flint-config.yaml when no path is given. */
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Config given as an object instead of a file (tests, embedding). */
+  object?: unknown;
+  /** Modules the engine knows. */
+  modules: readonly ModuleDefinition[];
+}
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) out += typeof key === 'number' ? `[${key}]` : out ? `.${String(key)}` : String(key);
+  return out;
+}
+
+/** Loads, substitutes, validates and freezes the engine config. */
+export function loadConfig(options: LoadOptions): EngineConfig {
+  const cwd = options.cwd ?? process.cwd();
+  let file: string | undefined;
+  let raw: unknown;
+  let locate: (path: PropertyKey[]) => number | undefined = () => undefined;
+
+  if (options.object !== undefined) {
+    raw = options.object;
+  } else {
+    file = options.path ? resolve(cwd, options.path) : existsSync(resolve(cwd, DEFAULT_CONFIG_FILE)) ? resolve(cwd, DEFAULT_CONFIG_FILE) : undefined;
+    if (options.path && (!file || !existsSync(file))) throw new ConfigError([{ path: '', message: `config file not found: ${file}` }], undefined);
+    if (file) {
+      const text = readFileSync(file, 'utf8');
+      const lineCounter = new LineCounter();
+      const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+      if (doc.errors.length > 0) {
+        throw new ConfigError(
+          doc.errors.map((e) => ({ path: '', message: `invalid YAML: ${e.message.split('\n')[0]}`, line: e.linePos?.[0]?.line })),
+          file,
+        );
+      }
+      raw = doc.toJS() ?? {};
+      locate = (path) => lineOf(doc, lineCounter, path);
+    }
+  }
+
+  const problems: ConfigProblem[] = [];
+  const report = (path: PropertyKey[], message: string) => problems.push({ path: formatPath(path), message, line: locate(path) });
+
+  if (raw === undefined) raw = { modules: options.modules.map((m) => ({ name: m.name })) };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ConfigError([{ path: '', message: 'the config must be a mapping (key: value)' }], file);
+  }
+  const subProblems: { path: (string | number)[]; message: string }[] = [];
+  const substituted = substituteEnv(raw, options.env ?? process.env, subProblems);
+  for (const p of subProblems) report(p.path, p.message);
+
+  const parsed = engineConfigSchema.safeParse(substituted);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) reportIssue(issue, [], report);
+    throw new ConfigError(problems, file);
+  }
+
+  const modules: ResolvedModule[] = [];
+  const seen = new Set<string>();
+  parsed.data.modules.forEach((entry, i) => {
+    const requested = (entry.name ?? entry.class) as string;
+    const def = options.modules.find((m) => m.name === requested || m.aliases?.includes(requested));
+    if (!def) {
+      const known = options.modules.map((m) => m.name).join(', ') || 'none';
+      report(['modules', i, entry.name ? 'name' : 'class'], `unknown module "${requested}" (known: ${known})`);
+      return;
+    }
+    if (seen.has(def.name)) report(['modules', i], `module ${def.name} is listed twice`);
+    seen.add(def.name);
+    const result = def.configSchema.safeParse(entry.config ?? {});
+    if (!result.success) for (const issue of result.error.issues) reportIssue(issue, ['modules', i, 'config'], report);
+    else modules.push({ name: def.name, config: result.data });
+  });
+  if (problems.length > 0) throw new ConfigError(problems, file);
+
+  const config: EngineConfig = {
+    ...parsed.data,
+    modules,
+    configDir: file ? dirname(file) : cwd,
+    configFile: file,
+  };
+  return deepFreeze(config);
+}
+
+function reportIssue(issue: z.core.$ZodIssue, prefix: PropertyKey[], report: (path: PropertyKey[], message: string) => void): void {
+  const path = [...prefix, ...issue.path];
+  if (issue.code === 'unrecognized_keys') {
+    for (const key of issue.keys) report([...path, key], 'unknown key');
+    return;
+  }
+  report(path, issue.message);
+}
+
+function lineOf(doc: Document, counter: LineCounter, path: PropertyKey[]): number | undefined {
+  const keys = [...path];
+  while (keys.length >= 0) {
+    const node = keys.length === 0 ? doc.contents : doc.getIn(keys as (string | number)[], true);
+    const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
+    if (range) return counter.linePos(range[0]).line;
+    if (keys.length === 0) return undefined;
+    keys.pop();
+  }
+  return undefined;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+
+const port = z.number().int().min(0).max(65535);
+const host = z.string().min(1);
+
+export const bridgeSchema = z.strictObject({
+  host: host.default('127.0.0.1'),
+  port: port.default(49134),
+  /** Frames above this size close the connection (close code 1009). */
+  max_frame_bytes: z.number().int().positive().default(64 * 1024 * 1024),
+  ping_interval_ms: z.number().int().positive().default(20_000),
+  /** Per-socket outbound buffer cap; past it the engine stops reading from that worker and refuses calls to it. */
+  max_outbound_buffer_bytes: z.number().int().positive().default(16 * 1024 * 1024),
+  trigger_ack_timeout_ms: z.number().int().positive().default(10_000),
+});
+
+export const moduleEntrySchema = z
+  .strictObject({
+    name: z.string().min(1).optional(),
+    class: z.string().min(1).optional(),
+    config: z.record(z.string(), z.unknown()).optional(),
+  })
+  .refine((m) => (m.name === undefined) !== (m.class === undefined), { message: 'a module entry needs exactly one of "name" or "class"' });
+
+export const engineConfigSchema = z.strictObject({
+  bridge: bridgeSchema.default(bridgeSchema.parse({})),
+  invocation_timeout_ms: z.number().int().positive().default(30_000),
+  /** Calls one worker may have waiting for results at once; past it calls fail with too_many_invocations. */
+  max_invocations_per_worker: z.number().int().positive().default(10_000),
+  channels: z
+    .strictObject({
+      default_buffer_size: z.number().int().min(1).max(1024).default(64),
+      ttl_ms: z.number().int().positive().default(300_000),
+    })
+    .default({ default_buffer_size: 64, ttl_ms: 300_000 }),
+  telemetry: z.strictObject({ buffer_frames: z.number().int().positive().default(1000) }).default({ buffer_frames: 1000 }),
+  log: z
+    .strictObject({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      format: z.enum(['pretty', 'json']).default('pretty'),
+    })
+    .default({ level: 'info', format: 'pretty' }),
+  modules: z.array(moduleEntrySchema).default([]),
+});
+
+export type EngineConfigInput = z.input<typeof engineConfigSchema>;
+type ParsedConfig = z.output<typeof engineConfigSchema>;
+
+/** A module entry after validation: its canonical name and its parsed config. */
+export interface ResolvedModule {
+  name: string;
+  config: unknown;
+}
+
+export interface EngineConfig extends Omit<ParsedConfig, 'modules'> {
+  modules: ResolvedModule[];
+  /** Folder relative paths in module configs resolve against. */
+  configDir: string;
+  /** The config file, or undefined when the embedded defaults were used. */
+  configFile: string | undefined;
+}

@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import type { ChannelRef } from '@flint/protocol';
+import type { WebSocket } from 'ws';
+import type { Logger } from './logger.js';
+import type { ChannelItem, ChannelService, EngineChannel } from './module-api.js';
+
+export interface ChannelOptions {
+  defaultBufferSize: number;
+  /** Channels whose two ends were not both taken within this time are removed. */
+  ttlMs: number;
+}
+
+/** A one-way ordered pipe of text/binary items with a bounded buffer. */
+export class Channel implements EngineChannel {
+  readonly readerRef: ChannelRef;
+  readonly writerRef: ChannelRef;
+  readonly createdAt = Date.now();
+  readerTaken = false;
+  writerTaken = false;
+  private readonly items: ChannelItem[] = [];
+  private ended = false;
+  private destroyed = false;
+  private waitingReader: ((item: ChannelItem | null) => void) | undefined;
+  private drainWaiters: (() => void)[] = [];
+  private readonly sockets = new Set<WebSocket>();
+
+  constructor(
+    readonly id: string,
+    readonly accessKey: string,
+    readonly bufferSize: number,
+    private readonly onDestroy: (channel: Channel) => void,
+  ) {
+    this.readerRef = { channel_id: id, access_key: accessKey, direction: 'read' };
+    this.writerRef = { channel_id: id, access_key: accessKey, direction: 'write' };
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  write(item: ChannelItem): boolean {
+    if (this.ended || this.destroyed) return false;
+    const reader = this.waitingReader;
+    if (reader) {
+      this.waitingReader = undefined;
+      reader(item);
+      return true;
+    }
+    this.items.push(item);
+    return this.items.length < this.bufferSize;
+  }
+
+  drained(): Promise<void> {
+    if (this.items.length < this.bufferSize || this.ended || this.destroyed) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.items.length === 0 && this.waitingReader) {
+      const reader = this.waitingReader;
+      this.waitingReader = undefined;
+      reader(null);
+    }
+    this.releaseWriters();
+  }
+
+  read(): Promise<ChannelItem | null> {
+    const item = this.items.shift();
+    if (item) {
+      if (this.items.length < this.bufferSize) this.releaseWriters();
+      return Promise.resolve(item);
+    }
+    if (this.ended || this.destroyed) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      this.waitingReader = resolve;
+    });
+  }
+
+  attach(ws: WebSocket): void {
+    this.sockets.add(ws);
+    ws.once('close', () => this.sockets.delete(ws));
+  }
+
+  destroy(reason = 'channel closed'): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.ended = true;
+    this.items.length = 0;
+    const reader = this.waitingReader;
+    this.waitingReader = undefined;
+    reader?.(null);
+    this.releaseWriters();
+    for (const ws of this.sockets) if (ws.readyState === ws.OPEN) ws.close(1000, reason);
+    this.onDestroy(this);
+  }
+
+  private releaseWriters(): void {
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
+
+/** Creates channels, serves their WebSocket ends and sweeps abandoned ones. */
+export class ChannelManager implements ChannelService {
+  private readonly channels = new Map<string, Channel>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly options: ChannelOptions,
+    private readonly logger: Logger,
+  ) {
+    this.sweeper = setInterval(() => this.sweep(), Math.min(30_000, options.ttlMs)).unref();
+  }
+
+  get size(): number {
+    return this.channels.size;
+  }
+
+  create(bufferSize?: number): Channel {
+    const size = Math.max(1, Math.min(1024, Math.floor(bufferSize ?? this.options.defaultBufferSize)));
+    const channel = new Channel(randomUUID(), randomUUID(), size, (c) => this.channels.delete(c.id));
+    this.channels.set(channel.id, channel);
+    return channel;
+  }
+
+  /** Finds a channel for a socket end; undefined when the id or key does not match. */
+  lookup(id: string, key: string | null): Channel | undefined {
+    const channel = this.channels.get(id);
+    return channel && channel.accessKey === key ? channel : undefined;
+  }
+
+  /** Serves the writer end: every frame becomes an item; the channel ends when the socket closes. */
+  serveWriter(channel: Channel, ws: WebSocket): void {
+    channel.writerTaken = true;
+    channel.attach(ws);
+    ws.on('message', (data, isBinary) => {
+      const item: ChannelItem = isBinary ? { kind: 'binary', data: toBuffer(data) } : { kind: 'text', text: toBuffer(data).toString('utf8') };
+      if (!channel.write(item)) {
+        ws.pause();
+        void channel.drained().then(() => ws.resume());
+      }
+    });
+    // Give frames already in flight a moment, as upstream does, then end the channel.
+    ws.once('close', () => setTimeout(() => channel.end(), 10));
+  }
+
+  /** Serves the reader end: items go out as frames in order; the socket closes at the end. */
+  serveReader(channel: Channel, ws: WebSocket): void {
+    channel.readerTaken = true;
+    channel.attach(ws);
+    let open = true;
+    ws.once('close', () => {
+      open = false;
+      channel.destroy('reader closed');
+    });
+    const pump = async () => {
+      for (;;) {
+        const item = await channel.read();
+        if (!open) return;
+        if (item === null) {
+          ws.close(1000, 'channel_end');
+          channel.destroy();
+          return;
+        }
+        await sendItem(ws, item);
+      }
+    };
+    pump().catch((err: unknown) => this.logger.warn({ channel_id: channel.id }, `channel reader failed: ${String(err)}`));
+  }
+
+  stop(): void {
+    clearInterval(this.sweeper);
+    for (const channel of [...this.channels.values()]) channel.destroy('engine shutting down');
+  }
+
+  private sweep(): void {
+    const cutoff = Date.now() - this.options.ttlMs;
+    for (const channel of [...this.channels.values()]) {
+      if (channel.createdAt < cutoff && !(channel.readerTaken && channel.writerTaken)) {
+        this.logger.debug({ channel_id: channel.id }, 'abandoned channel removed');
+        channel.destroy('channel expired');
+      }
+    }
+  }
+}
+
+function toBuffer(data: unknown): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data as Buffer[]);
+  return Buffer.from(data as ArrayBuffer);
+}
+
+function sendItem(ws: WebSocket, item: ChannelItem): Promise<void> {
+  const payload = item.kind === 'text' ? item.text : item.data;
+  const options = { binary: item.kind === 'binary' };
+  if (ws.bufferedAmount < 1 << 20) {
+    ws.send(payload, options);
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => ws.send(payload, options, () => resolve()));
+}

@@ -1,0 +1,88 @@
+import type { Socket } from 'node:net';
+import type { EngineToWorker } from '@flint/protocol';
+import type { WebSocket } from 'ws';
+
+export interface WorkerMetadata {
+  name?: string;
+  runtime?: string;
+  version?: string;
+  os?: string;
+  pid?: number;
+  isolation?: string | null;
+  telemetry?: Record<string, unknown>;
+}
+
+export interface ConnectionLimits {
+  maxOutboundBytes: number;
+}
+
+/** One worker's control connection and everything it owns. */
+export class WorkerConnection {
+  readonly functions = new Set<string>();
+  readonly triggers = new Set<string>();
+  readonly triggerTypes = new Set<string>();
+  readonly services = new Map<string, { id: string; name: string; description?: string; parent_service_id?: string }>();
+  /** Ids (engine-side) of invocations this worker is executing. */
+  readonly executing = new Set<string>();
+  /** Triggers forwarded to this worker (it provides their type) awaiting its registration result. */
+  readonly triggerAcks = new Map<string, { resolve: () => void; reject: (err: Error) => void; timer: NodeJS.Timeout }>();
+  /** Sync calls this worker made that still wait for a result. */
+  callsInFlight = 0;
+  metadata: WorkerMetadata | undefined;
+  alive = true;
+  closed = false;
+  private paused = false;
+
+  constructor(
+    readonly id: string,
+    private readonly ws: WebSocket,
+    private readonly socket: Socket,
+    readonly ipAddress: string | null,
+    readonly connectedAt: number,
+    private readonly limits: ConnectionLimits,
+  ) {
+    socket.on('drain', () => this.onDrain());
+  }
+
+  get bufferedAmount(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  /** True when the worker does not read its frames fast enough to take more work. */
+  get overloaded(): boolean {
+    return this.ws.bufferedAmount > this.limits.maxOutboundBytes;
+  }
+
+  send(message: EngineToWorker): void {
+    this.sendRaw(JSON.stringify(message));
+  }
+
+  sendRaw(text: string): void {
+    if (this.closed) return;
+    this.ws.send(text);
+    // Back-pressure: a worker that does not read its results stops being read from until it catches up.
+    if (!this.paused && this.ws.bufferedAmount > this.limits.maxOutboundBytes) {
+      this.paused = true;
+      this.ws.pause();
+    }
+  }
+
+  private onDrain(): void {
+    if (this.paused && !this.closed) {
+      this.paused = false;
+      this.ws.resume();
+    }
+  }
+
+  close(code: number, reason: string): void {
+    if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(code, reason);
+  }
+
+  terminate(): void {
+    this.ws.terminate();
+  }
+
+  ping(): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.ping();
+  }
+}

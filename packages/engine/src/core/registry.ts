@@ -1,0 +1,120 @@
+import { EventEmitter } from 'node:events';
+import { type FunctionInfo, INTERNAL_PREFIX } from '@flint/protocol';
+import type { WorkerConnection } from './connection.js';
+import type { FunctionDefinition, InternalHandler } from './module-api.js';
+
+export type FunctionProvider =
+  | { kind: 'worker'; conn: WorkerConnection; inFlight: number }
+  | { kind: 'internal'; owner: string; handler: InternalHandler; inFlight: number };
+
+export interface FunctionEntry extends FunctionDefinition {
+  providers: FunctionProvider[];
+  /** Rotating start for tie-breaking among equally loaded providers. */
+  next: number;
+}
+
+/**
+ * Functions and their providers, and the connected workers. A function stays listed while at least
+ * one provider is live; ownership is per connection, so an old connection's cleanup never removes
+ * what a newer connection registered.
+ */
+export class Registry extends EventEmitter<{ functionsChanged: []; workerEvent: [event: string, workerId: string] }> {
+  readonly functions = new Map<string, FunctionEntry>();
+  readonly workers = new Map<string, WorkerConnection>();
+
+  addWorker(conn: WorkerConnection): void {
+    this.workers.set(conn.id, conn);
+    this.emit('workerEvent', 'worker_connected', conn.id);
+  }
+
+  removeWorker(conn: WorkerConnection): void {
+    if (this.workers.get(conn.id) === conn) this.workers.delete(conn.id);
+    this.emit('workerEvent', 'worker_disconnected', conn.id);
+  }
+
+  registerWorkerFunction(conn: WorkerConnection, def: FunctionDefinition): void {
+    const entry = this.upsert(def);
+    if (!entry.providers.some((p) => p.kind === 'worker' && p.conn === conn)) {
+      entry.providers.push({ kind: 'worker', conn, inFlight: 0 });
+    }
+    conn.functions.add(def.id);
+  }
+
+  registerInternalFunction(owner: string, def: FunctionDefinition, handler: InternalHandler): () => void {
+    const entry = this.upsert(def);
+    const provider: FunctionProvider = { kind: 'internal', owner, handler, inFlight: 0 };
+    entry.providers.push(provider);
+    return () => this.removeProvider(def.id, (p) => p === provider);
+  }
+
+  unregisterWorkerFunction(conn: WorkerConnection, id: string): void {
+    conn.functions.delete(id);
+    this.removeProvider(id, (p) => p.kind === 'worker' && p.conn === conn);
+  }
+
+  /** Picks the provider with the fewest calls in flight (rotating among ties). */
+  pickProvider(entry: FunctionEntry): FunctionProvider | undefined {
+    const providers = entry.providers;
+    const n = providers.length;
+    if (n === 1) return providers[0];
+    if (n === 0) return undefined;
+    const start = entry.next++ % n;
+    let best = providers[start] as FunctionProvider;
+    for (let i = 1; i < n; i++) {
+      const p = providers[(start + i) % n] as FunctionProvider;
+      if (p.inFlight < best.inFlight) best = p;
+    }
+    return best;
+  }
+
+  listFunctions(includeInternal = false): FunctionInfo[] {
+    const out: FunctionInfo[] = [];
+    for (const entry of this.functions.values()) {
+      if (!includeInternal && entry.id.startsWith(INTERNAL_PREFIX)) continue;
+      out.push({
+        function_id: entry.id,
+        description: entry.description ?? null,
+        request_format: entry.request_format ?? null,
+        response_format: entry.response_format ?? null,
+        metadata: entry.metadata ?? null,
+      });
+    }
+    return out;
+  }
+
+  private upsert(def: FunctionDefinition): FunctionEntry {
+    const existing = this.functions.get(def.id);
+    if (existing) {
+      // A re-registration overwrites the discovery metadata (workers replay on every reconnect).
+      existing.description = def.description;
+      existing.request_format = def.request_format;
+      existing.response_format = def.response_format;
+      existing.metadata = def.metadata;
+      return existing;
+    }
+    const entry: FunctionEntry = {
+      id: def.id,
+      description: def.description,
+      request_format: def.request_format,
+      response_format: def.response_format,
+      metadata: def.metadata,
+      providers: [],
+      next: 0,
+    };
+    this.functions.set(def.id, entry);
+    this.emit('functionsChanged');
+    return entry;
+  }
+
+  private removeProvider(id: string, match: (p: FunctionProvider) => boolean): void {
+    const entry = this.functions.get(id);
+    if (!entry) return;
+    const index = entry.providers.findIndex(match);
+    if (index < 0) return;
+    entry.providers.splice(index, 1);
+    if (entry.providers.length === 0) {
+      this.functions.delete(id);
+      this.emit('functionsChanged');
+    }
+  }
+}

@@ -1,0 +1,185 @@
+import { type ErrorBody, type TriggerInfo, type TriggerTypeInfo, toErrorBody } from '@flint/protocol';
+import type { WorkerConnection } from './connection.js';
+import type { Logger } from './logger.js';
+import type { TriggerRecord, TriggerTypeDefinition, TriggerTypeProvider } from './module-api.js';
+
+interface TypeEntry {
+  def: TriggerTypeDefinition;
+  provider: TriggerTypeProvider;
+  ownerConn: WorkerConnection | undefined;
+}
+
+interface TriggerState {
+  record: TriggerRecord;
+  ownerConn: WorkerConnection | undefined;
+  status: 'pending' | 'active' | 'parked';
+  appliedTo: TypeEntry | undefined;
+}
+
+export interface RegistrationOutcome {
+  error?: ErrorBody;
+  parked?: boolean;
+}
+
+/**
+ * Triggers and trigger types. A trigger is validated and applied by the provider of its type; a
+ * trigger whose type has no provider yet is parked and applied as soon as one appears (and parked
+ * again if that provider leaves).
+ */
+export class TriggerManager {
+  private readonly triggers = new Map<string, TriggerState>();
+  private readonly types = new Map<string, TypeEntry>();
+
+  constructor(private readonly logger: Logger) {}
+
+  get size(): number {
+    return this.triggers.size;
+  }
+
+  registerType(def: TriggerTypeDefinition, provider: TriggerTypeProvider, ownerConn?: WorkerConnection): () => void {
+    const previous = this.types.get(def.id);
+    if (previous) this.detachType(previous);
+    const entry: TypeEntry = { def, provider, ownerConn };
+    this.types.set(def.id, entry);
+    ownerConn?.triggerTypes.add(def.id);
+    for (const state of this.triggers.values()) {
+      if (state.record.type === def.id && state.status === 'parked') void this.apply(state);
+    }
+    return () => this.unregisterType(def.id, ownerConn);
+  }
+
+  unregisterType(id: string, ownerConn?: WorkerConnection): void {
+    const entry = this.types.get(id);
+    if (!entry || entry.ownerConn !== ownerConn) return;
+    ownerConn?.triggerTypes.delete(id);
+    this.types.delete(id);
+    this.detachType(entry);
+  }
+
+  /** Stores (or replaces) a trigger and applies it; resolves with what to tell the registering worker. */
+  async register(record: TriggerRecord, ownerConn?: WorkerConnection): Promise<RegistrationOutcome> {
+    const existing = this.triggers.get(record.id);
+    const state: TriggerState = { record, ownerConn, status: 'parked', appliedTo: undefined };
+    this.triggers.set(record.id, state);
+    if (existing && existing.ownerConn !== ownerConn) existing.ownerConn?.triggers.delete(record.id);
+    ownerConn?.triggers.add(record.id);
+    if (existing) await this.release(existing);
+    if (this.triggers.get(record.id) !== state) return {};
+    return this.apply(state);
+  }
+
+  async unregister(id: string): Promise<void> {
+    const state = this.triggers.get(id);
+    if (state) await this.remove(state);
+  }
+
+  /** Removes every trigger and trigger type a closing connection still owns. */
+  async removeOwnedBy(conn: WorkerConnection): Promise<void> {
+    for (const typeId of [...conn.triggerTypes]) this.unregisterType(typeId, conn);
+    const removals: Promise<void>[] = [];
+    for (const id of [...conn.triggers]) {
+      const state = this.triggers.get(id);
+      if (state && state.ownerConn === conn) removals.push(this.remove(state));
+    }
+    conn.triggers.clear();
+    await Promise.all(removals);
+  }
+
+  list(includeInternal = false): TriggerInfo[] {
+    const out: TriggerInfo[] = [];
+    for (const { record, status } of this.triggers.values()) {
+      if (!includeInternal && record.function_id.startsWith('engine::')) continue;
+      const info: TriggerInfo = {
+        id: record.id,
+        trigger_type: record.type,
+        function_id: record.function_id,
+        config: record.config,
+        status: status === 'active' ? 'active' : 'parked',
+      };
+      if (record.metadata) info.metadata = record.metadata;
+      out.push(info);
+    }
+    return out;
+  }
+
+  listTypes(includeInternal = false): TriggerTypeInfo[] {
+    const out: TriggerTypeInfo[] = [];
+    for (const { def } of this.types.values()) {
+      if (!includeInternal && def.id.startsWith('engine::')) continue;
+      out.push({ ...def });
+    }
+    return out;
+  }
+
+  hasType(id: string): boolean {
+    return this.types.has(id);
+  }
+
+  private async apply(state: TriggerState): Promise<RegistrationOutcome> {
+    const type = this.types.get(state.record.type);
+    if (!type) {
+      state.status = 'parked';
+      this.logger.debug({ trigger_id: state.record.id, trigger_type: state.record.type }, 'trigger parked until its type is provided');
+      return { parked: true };
+    }
+    state.status = 'pending';
+    state.appliedTo = type;
+    try {
+      await type.provider.registerTrigger(state.record);
+    } catch (err) {
+      const error = toErrorBody(err, 'trigger_registration_failed');
+      if (error.code === 'invocation_failed') error.code = 'trigger_registration_failed';
+      if (this.triggers.get(state.record.id) === state) this.forget(state);
+      this.logger.warn({ trigger_id: state.record.id, trigger_type: state.record.type, function_id: state.record.function_id }, `trigger rejected: ${error.message}`);
+      return { error: { code: error.code, message: error.message } };
+    }
+    if (this.triggers.get(state.record.id) !== state || state.appliedTo !== type) {
+      // Removed, replaced or detached while the provider was validating it: undo.
+      if (this.types.get(type.def.id) === type) await this.callUnregister(type, state.record);
+      return {};
+    }
+    state.status = 'active';
+    return {};
+  }
+
+  private async remove(state: TriggerState): Promise<void> {
+    this.forget(state);
+    await this.release(state);
+  }
+
+  /** Takes a trigger out of the provider it was applied to. */
+  private async release(state: TriggerState): Promise<void> {
+    const type = state.appliedTo;
+    const wasActive = state.status === 'active';
+    state.appliedTo = undefined;
+    state.status = 'parked';
+    if (wasActive && type && this.types.get(type.def.id) === type) await this.callUnregister(type, state.record);
+  }
+
+  private forget(state: TriggerState): void {
+    if (this.triggers.get(state.record.id) === state) this.triggers.delete(state.record.id);
+    if (state.ownerConn && !this.ownsAnother(state)) state.ownerConn.triggers.delete(state.record.id);
+  }
+
+  private ownsAnother(state: TriggerState): boolean {
+    const current = this.triggers.get(state.record.id);
+    return current !== undefined && current.ownerConn === state.ownerConn;
+  }
+
+  private detachType(entry: TypeEntry): void {
+    for (const state of this.triggers.values()) {
+      if (state.appliedTo === entry) {
+        state.appliedTo = undefined;
+        state.status = 'parked';
+      }
+    }
+  }
+
+  private async callUnregister(type: TypeEntry, record: TriggerRecord): Promise<void> {
+    try {
+      await type.provider.unregisterTrigger(record);
+    } catch (err) {
+      this.logger.warn({ trigger_id: record.id, trigger_type: record.type }, `unregistering trigger failed: ${toErrorBody(err).message}`);
+    }
+  }
+}

@@ -1,0 +1,63 @@
+/** Ids of the engine's built-in functions and trigger types. */
+export const EngineFunctions = {
+  LIST_FUNCTIONS: 'engine::functions::list',
+  LIST_TRIGGERS: 'engine::triggers::list',
+  LIST_TRIGGER_TYPES: 'engine::trigger-types::list',
+  LIST_WORKERS: 'engine::workers::list',
+  REGISTER_WORKER: 'engine::workers::register',
+  CREATE_CHANNEL: 'engine::channels::create',
+} as const;
+
+export const EngineTriggers = {
+  FUNCTIONS_AVAILABLE: 'engine::functions-available',
+  WORKERS_AVAILABLE: 'engine::workers-available',
+} as const;
+
+export const LOG_LEVELS = ['info', 'warn', 'error', 'debug', 'trace'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Function ids starting with this prefix are internal and hidden from listings by default. */
+export const INTERNAL_PREFIX = 'engine::';
+
+export interface FunctionInfo {
+  function_id: string;
+  description: string | null;
+  request_format: unknown;
+  response_format: unknown;
+  metadata: Record<string, unknown> | null;
+}
+
+export interface TriggerInfo {
+  id: string;
+  trigger_type: string;
+  function_id: string;
+  config: unknown;
+  metadata?: Record<string, unknown>;
+  status: 'active' | 'parked' | 'error';
+  error?: string;
+}
+
+export interface TriggerTypeInfo {
+  id: string;
+  description: string;
+  trigger_request_format?: unknown;
+  call_request_format?: unknown;
+}
+
+export interface WorkerInfo {
+  id: string;
+  name: string | null;
+  runtime: string;
+  version: string | null;
+  os: string | null;
+  ip_address: string | null;
+  internal: boolean;
+  status: 'connected' | 'available' | 'busy' | 'disconnected';
+  connected_at_ms: number;
+  function_count: number;
+  functions: string[];
+  active_invocations: number;
+  latest_metrics: null | Record<string, unknown>;
+  pid?: number;
+  isolation?: string | null;
+}

@@ -1,0 +1,115 @@
+import type { InvokeAction, WorkerToEngine } from './messages.js';
+
+export type DecodeResult =
+  | { ok: true; message: WorkerToEngine }
+  | { ok: false; reason: string; invocationId?: string; functionId?: string };
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
+const BAD_ID_CHARS = /[\s\u0000-\u001f\u007f]/;
+
+export const MAX_FUNCTION_ID_LENGTH = 256;
+
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && value.length === 36 && UUID_RE.test(value);
+}
+
+/** Returns a reason when `id` is not a valid function id, else undefined. */
+export function checkFunctionId(id: unknown): string | undefined {
+  if (typeof id !== 'string') return 'must be a string';
+  if (id.length === 0) return 'must not be empty';
+  if (id.length > MAX_FUNCTION_ID_LENGTH) return `must be at most ${MAX_FUNCTION_ID_LENGTH} characters`;
+  if (BAD_ID_CHARS.test(id)) return 'must not contain whitespace or control characters';
+  return undefined;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const optString = (v: unknown) => v === undefined || typeof v === 'string';
+const optObject = (v: unknown) => v === undefined || v === null || isObject(v);
+
+function fail(reason: string, frame?: Record<string, unknown>): DecodeResult {
+  const result: { ok: false; reason: string; invocationId?: string; functionId?: string } = { ok: false, reason };
+  if (frame && typeof frame.invocation_id === 'string' && frame.type === 'invokefunction') result.invocationId = frame.invocation_id;
+  if (frame && typeof frame.function_id === 'string') result.functionId = frame.function_id;
+  return result;
+}
+
+function checkAction(action: unknown): string | undefined {
+  if (action === undefined || action === null) return undefined;
+  if (!isObject(action)) return 'action must be an object';
+  if (action.type === 'void') return undefined;
+  if (action.type === 'enqueue') return typeof action.queue === 'string' && action.queue.length > 0 ? undefined : 'action.queue must be a non-empty string';
+  return `action.type must be "void" or "enqueue"`;
+}
+
+/**
+ * Parses and checks one text frame from a worker. Hand-written checks (no schema library) because
+ * this runs for every frame on the hot path. Unknown fields are ignored (iii-sdk sends `message_type`).
+ */
+export function decodeWorkerFrame(text: string): DecodeResult {
+  let frame: unknown;
+  try {
+    frame = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: 'frame is not valid JSON' };
+  }
+  if (!isObject(frame)) return { ok: false, reason: 'frame must be a JSON object' };
+  const f = frame;
+  switch (f.type) {
+    case 'invokefunction': {
+      const id = f.invocation_id;
+      if (id !== undefined && id !== null && id !== '' && !isUuid(id)) return fail('invocation_id must be a UUID', f);
+      const fnReason = checkFunctionId(f.function_id);
+      if (fnReason) return fail(`function_id ${fnReason}`, f);
+      const actionReason = checkAction(f.action);
+      if (actionReason) return fail(actionReason, f);
+      if (!optString(f.traceparent) || !optString(f.baggage)) return fail('traceparent and baggage must be strings', f);
+      if (f.timeout_ms !== undefined && !(typeof f.timeout_ms === 'number' && f.timeout_ms > 0 && f.timeout_ms <= 2_147_483_647)) {
+        return fail('timeout_ms must be a positive number of milliseconds', f);
+      }
+      if (id === '') f.invocation_id = undefined;
+      return { ok: true, message: f as unknown as WorkerToEngine };
+    }
+    case 'invocationresult':
+      if (typeof f.invocation_id !== 'string') return fail('invocation_id must be a string', f);
+      if (f.error !== undefined && f.error !== null && !isObject(f.error)) return fail('error must be an object', f);
+      return { ok: true, message: f as unknown as WorkerToEngine };
+    case 'registerfunction': {
+      const reason = checkFunctionId(f.id);
+      if (reason) return fail(`id ${reason}`, f);
+      if (!optString(f.description)) return fail('description must be a string', f);
+      if (!optObject(f.metadata)) return fail('metadata must be an object', f);
+      return { ok: true, message: f as unknown as WorkerToEngine };
+    }
+    case 'unregisterfunction':
+    case 'unregistertriggertype':
+      if (typeof f.id !== 'string' || f.id === '') return fail('id must be a non-empty string', f);
+      return { ok: true, message: f as unknown as WorkerToEngine };
+    case 'registertrigger':
+      if (typeof f.id !== 'string' || f.id === '') return fail('id must be a non-empty string', f);
+      if (typeof f.trigger_type !== 'string' || f.trigger_type === '') return fail('trigger_type must be a non-empty string', f);
+      if (checkFunctionId(f.function_id)) return fail(`function_id ${checkFunctionId(f.function_id)}`, f);
+      if (!optObject(f.metadata)) return fail('metadata must be an object', f);
+      return { ok: true, message: f as unknown as WorkerToEngine };
+    case 'unregistertrigger':
+      if (typeof f.id !== 'string' || f.id === '') return fail('id must be a non-empty string', f);
+      return { ok: true, message: f as unknown as WorkerToEngine };
+    case 'registertriggertype':
+      if (typeof f.id !== 'string' || f.id === '') return fail('id must be a non-empty string', f);
+      if (!optString(f.description)) return fail('description must be a string', f);
+      return { ok: true, message: f as unknown as WorkerToEngine };
+    case 'triggerregistrationresult':
+      if (typeof f.id !== 'string') return fail('id must be a string', f);
+      return { ok: true, message: f as unknown as WorkerToEngine };
+    case 'registerservice':
+      if (typeof f.id !== 'string' || f.id === '') return fail('id must be a non-empty string', f);
+      return { ok: true, message: f as unknown as WorkerToEngine };
+    case 'ping':
+    case 'pong':
+      return { ok: true, message: f as unknown as WorkerToEngine };
+    default:
+      return fail(typeof f.type === 'string' ? `unknown frame type "${f.type}"` : 'frame has no "type" field', f);
+  }
+}
+
+export type { InvokeAction };

@@ -1,0 +1,147 @@
+/** Wire messages of the Flint bridge (compatible with iii-sdk 0.11.x). */
+
+export interface ErrorBody {
+  code: string;
+  message: string;
+  stacktrace?: string;
+}
+
+/** A reference to one end of a channel, embedded anywhere in payloads. */
+export interface ChannelRef {
+  channel_id: string;
+  access_key: string;
+  direction: 'read' | 'write';
+}
+
+export type InvokeAction = { type: 'void' } | { type: 'enqueue'; queue: string };
+
+export interface RegisterFunctionMessage {
+  type: 'registerfunction';
+  id: string;
+  description?: string;
+  request_format?: unknown;
+  response_format?: unknown;
+  metadata?: Record<string, unknown>;
+  invocation?: unknown;
+}
+
+export interface UnregisterFunctionMessage {
+  type: 'unregisterfunction';
+  id: string;
+}
+
+export interface RegisterTriggerMessage {
+  type: 'registertrigger';
+  id: string;
+  trigger_type: string;
+  function_id: string;
+  config: unknown;
+  metadata?: Record<string, unknown>;
+}
+
+export interface UnregisterTriggerMessage {
+  type: 'unregistertrigger';
+  id: string;
+  trigger_type?: string;
+}
+
+export interface RegisterTriggerTypeMessage {
+  type: 'registertriggertype';
+  id: string;
+  description?: string;
+  trigger_request_format?: unknown;
+  call_request_format?: unknown;
+}
+
+export interface UnregisterTriggerTypeMessage {
+  type: 'unregistertriggertype';
+  id: string;
+}
+
+export interface TriggerRegistrationResultMessage {
+  type: 'triggerregistrationresult';
+  id: string;
+  trigger_type?: string;
+  function_id?: string;
+  error?: ErrorBody;
+  /** Flint addition: `true` when the trigger waits for a provider of its type. */
+  parked?: boolean;
+}
+
+export interface RegisterServiceMessage {
+  type: 'registerservice';
+  id: string;
+  name?: string;
+  description?: string;
+  parent_service_id?: string;
+}
+
+export interface InvokeFunctionMessage {
+  type: 'invokefunction';
+  invocation_id?: string | null;
+  function_id: string;
+  data?: unknown;
+  traceparent?: string;
+  baggage?: string;
+  action?: InvokeAction;
+  /** Flint addition: per-call engine time-out in milliseconds (ignored by engines that do not know it). */
+  timeout_ms?: number;
+}
+
+export interface InvocationResultMessage {
+  type: 'invocationresult';
+  invocation_id: string;
+  function_id: string;
+  result?: unknown;
+  error?: ErrorBody;
+  traceparent?: string;
+  baggage?: string;
+}
+
+export interface WorkerRegisteredMessage {
+  type: 'workerregistered';
+  worker_id: string;
+}
+
+export interface PingMessage {
+  type: 'ping';
+}
+
+export interface PongMessage {
+  type: 'pong';
+}
+
+export interface ErrorMessage {
+  type: 'error';
+  error: ErrorBody;
+}
+
+/** Every frame a worker may send to the engine. */
+export type WorkerToEngine =
+  | RegisterFunctionMessage
+  | UnregisterFunctionMessage
+  | RegisterTriggerMessage
+  | UnregisterTriggerMessage
+  | RegisterTriggerTypeMessage
+  | UnregisterTriggerTypeMessage
+  | TriggerRegistrationResultMessage
+  | RegisterServiceMessage
+  | InvokeFunctionMessage
+  | InvocationResultMessage
+  | PingMessage
+  | PongMessage;
+
+/** Every frame the engine may send to a worker. */
+export type EngineToWorker =
+  | WorkerRegisteredMessage
+  | InvokeFunctionMessage
+  | InvocationResultMessage
+  | RegisterTriggerMessage
+  | UnregisterTriggerMessage
+  | TriggerRegistrationResultMessage
+  | PongMessage
+  | ErrorMessage;
+
+/** Telemetry frame prefixes accepted on `/otel`. */
+export const TELEMETRY_PREFIXES = ['OTLP', 'MTRC', 'LOGS'] as const;
+export type TelemetryKind = (typeof TELEMETRY_PREFIXES)[number];
