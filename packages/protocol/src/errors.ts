@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   channel_not_found: 'The channel does not exist or the access key is wrong.',
   engine_shutting_down: 'The engine is shutting down and no longer accepts calls.',
   internal_error: 'An unexpected error inside the engine.',
+  worker_shutting_down: 'SDK only: the worker is shutting down, so its pending calls are rejected.',
+  not_connected: 'SDK only: the call could not be queued because the worker is disconnected and its queue is full.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,0 +1,135 @@
+import { Readable, Writable } from 'node:stream';
+import { type ChannelRef, channelPath } from '@flint/protocol';
+import WebSocket from 'ws';
+
+const MAX_CHUNK = 64 * 1024;
+
+function channelUrl(base: string, ref: ChannelRef): string {
+  return base.replace(/\/+$/, '') + channelPath(ref);
+}
+
+/** The writing end of a channel: `stream` for bytes, `sendMessage` for text items. */
+export class ChannelWriter {
+  readonly stream: Writable;
+  private ws: WebSocket | undefined;
+  private opened: Promise<WebSocket> | undefined;
+
+  constructor(
+    private readonly base: string,
+    readonly ref: ChannelRef,
+  ) {
+    this.stream = new Writable({
+      write: (chunk: Buffer, _enc, callback) => {
+        this.socket().then((ws) => sendChunks(ws, chunk, callback), callback);
+      },
+      final: (callback) => {
+        this.socket().then(
+          (ws) => {
+            // Let queued frames reach the socket before the close frame.
+            setTimeout(() => {
+              ws.close(1000, 'stream_complete');
+              callback();
+            }, 10);
+          },
+          (err: Error) => callback(err),
+        );
+      },
+    });
+  }
+
+  /** Sends one text item (e.g. a control message). */
+  sendMessage(text: string): void {
+    this.socket().then(
+      (ws) => ws.send(text),
+      () => {},
+    );
+  }
+
+  close(): void {
+    if (!this.opened) return;
+    this.opened.then(
+      (ws) => ws.close(1000, 'channel_close'),
+      () => {},
+    );
+  }
+
+  private socket(): Promise<WebSocket> {
+    this.opened ??= new Promise<WebSocket>((resolve, reject) => {
+      const ws = new WebSocket(channelUrl(this.base, this.ref), { perMessageDeflate: false });
+      this.ws = ws;
+      ws.once('open', () => resolve(ws));
+      ws.once('error', (err) => {
+        reject(err);
+        this.stream.destroy(err);
+      });
+      ws.once('close', () => {
+        if (!this.stream.writableFinished) this.stream.destroy();
+      });
+    });
+    return this.opened;
+  }
+}
+
+function sendChunks(ws: WebSocket, chunk: Buffer, callback: (err?: Error | null) => void): void {
+  if (ws.readyState !== WebSocket.OPEN) return callback(new Error('channel closed'));
+  for (let offset = 0; offset < chunk.length; offset += MAX_CHUNK) {
+    const last = offset + MAX_CHUNK >= chunk.length;
+    ws.send(chunk.subarray(offset, offset + MAX_CHUNK), { binary: true }, last ? (err) => callback(err ?? null) : undefined);
+  }
+  if (chunk.length === 0) callback();
+}
+
+/** The reading end of a channel: `stream` yields bytes, `onMessage` receives text items. */
+export class ChannelReader {
+  readonly stream: Readable;
+  private ws: WebSocket | undefined;
+  private readonly listeners: ((text: string) => void)[] = [];
+
+  constructor(
+    private readonly base: string,
+    readonly ref: ChannelRef,
+  ) {
+    this.stream = new Readable({
+      read: () => {
+        if (!this.ws) this.open();
+        else if (this.ws.isPaused) this.ws.resume();
+      },
+      destroy: (err, callback) => {
+        this.ws?.close(1000, 'channel_close');
+        callback(err);
+      },
+    });
+  }
+
+  onMessage(listener: (text: string) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Reads the whole channel into one Buffer. */
+  async readAll(): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of this.stream) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  close(): void {
+    if (this.ws) this.ws.close(1000, 'channel_close');
+    else this.stream.push(null);
+  }
+
+  private open(): void {
+    const ws = new WebSocket(channelUrl(this.base, this.ref), { perMessageDeflate: false });
+    this.ws = ws;
+    ws.on('message', (data, isBinary) => {
+      const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+      if (!isBinary) {
+        const text = buf.toString('utf8');
+        for (const listener of this.listeners) listener(text);
+        return;
+      }
+      if (!this.stream.push(buf)) ws.pause();
+    });
+    ws.once('close', () => this.stream.push(null));
+    ws.once('error', (err) => this.stream.destroy(err));
+  }
+}
