@@ -121,7 +121,14 @@ const QUEUED_TYPES = new Set(['invokefunction', 'invocationresult', 'unregistert
 const invocationScope = new AsyncLocalStorage<HandlerContext>();
 
 /** A connection to a Flint engine (or any engine speaking the iii bridge protocol). */
-export class Worker extends EventEmitter<{ connected: []; disconnected: []; workerRegistered: [workerId: string]; triggerError: [TriggerRegistrationError] }> {
+export class Worker extends EventEmitter<{
+  connected: [];
+  disconnected: [];
+  /** Reconnecting stopped after `reconnect.maxRetries` attempts. */
+  failed: [];
+  workerRegistered: [workerId: string];
+  triggerError: [TriggerRegistrationError];
+}> {
   readonly url: string;
   workerId: string | undefined;
   private state: State = 'connecting';
@@ -317,7 +324,8 @@ export class Worker extends EventEmitter<{ connected: []; disconnected: []; work
     const { maxRetries } = this.options.reconnect;
     if (maxRetries >= 0 && this.attempt >= maxRetries) {
       this.state = 'failed';
-      this.log.error(`[flint] giving up on ${this.url} after ${this.attempt} reconnect attempts`);
+      if (maxRetries > 0) this.log.error(`[flint] giving up on ${this.url} after ${this.attempt} reconnect attempts`);
+      this.emit('failed');
       return;
     }
     const delay = reconnectDelay(this.options.reconnect, this.attempt++);

@@ -1,0 +1,57 @@
+import { EngineFunctions, type FunctionInfo, type TriggerInfo, type WorkerInfo } from '@flint/sdk';
+import { connect, resolveUrl } from '../client.js';
+import { table, truncate } from '../table.js';
+
+export interface ListOptions {
+  json?: boolean;
+  all?: boolean;
+  url?: string;
+}
+
+type Kind = 'functions' | 'triggers' | 'workers';
+
+const FUNCTION_IDS: Record<Kind, string> = {
+  functions: EngineFunctions.LIST_FUNCTIONS,
+  triggers: EngineFunctions.LIST_TRIGGERS,
+  workers: EngineFunctions.LIST_WORKERS,
+};
+
+/** Fetches a listing from the engine and renders it as a table (or JSON). */
+export async function list(kind: Kind, options: ListOptions): Promise<string> {
+  const worker = await connect(resolveUrl(options.url));
+  let result: Record<string, unknown>;
+  try {
+    const payload = kind === 'workers' ? {} : { include_internal: options.all === true };
+    result = (await worker.trigger({ function_id: FUNCTION_IDS[kind], payload })) as Record<string, unknown>;
+  } finally {
+    await worker.shutdown();
+  }
+  if (options.json) return JSON.stringify(result, null, 2);
+  if (kind === 'functions') {
+    const rows = (result.functions as FunctionInfo[]).sort((a, b) => a.function_id.localeCompare(b.function_id));
+    return table(
+      ['FUNCTION', 'DESCRIPTION', 'REQUEST FORMAT'],
+      rows.map((f) => [f.function_id, truncate(f.description ?? ''), f.request_format ? truncate(JSON.stringify(f.request_format), 40) : '-']),
+    );
+  }
+  if (kind === 'triggers') {
+    const rows = result.triggers as TriggerInfo[];
+    return table(
+      ['ID', 'TYPE', 'FUNCTION', 'STATUS', 'CONFIG'],
+      rows.map((t) => [t.id, t.trigger_type, t.function_id, t.status, truncate(JSON.stringify(t.config ?? {}), 50)]),
+    );
+  }
+  const rows = result.workers as WorkerInfo[];
+  return table(
+    ['ID', 'NAME', 'RUNTIME', 'FUNCTIONS', 'IN FLIGHT', 'STATUS', 'CONNECTED'],
+    rows.map((w) => [
+      w.id,
+      w.name ?? '-',
+      `${w.runtime} ${w.version ?? ''}`.trim(),
+      String(w.function_count),
+      String(w.active_invocations),
+      w.status,
+      new Date(w.connected_at_ms).toISOString(),
+    ]),
+  );
+}

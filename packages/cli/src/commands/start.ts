@@ -1,0 +1,80 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { ConfigError, type Engine, createEngine } from '@flint/engine';
+
+export interface StartOptions {
+  config?: string;
+  worker?: string[];
+}
+
+const VERSION = '0.1.0';
+
+/** Starts the engine, prints the banner, runs `--worker` commands and shuts down on SIGINT/SIGTERM. */
+export async function start(options: StartOptions): Promise<number> {
+  let engine: Engine;
+  try {
+    engine = createEngine({ configPath: options.config });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`flint: invalid configuration\n${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  try {
+    await engine.start();
+  } catch (err) {
+    process.stderr.write(`flint: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  printBanner(engine);
+
+  const workers = (options.worker ?? []).map((command) => runWorker(command, engine));
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const shutdown = (signal: string) => {
+      if (stopping) {
+        process.stderr.write('flint: second signal, exiting now\n');
+        process.exit(1);
+      }
+      stopping = true;
+      engine.logger.info(`${signal} received: shutting down (stop accepting, fail in-flight calls, drain workers, flush stores)`);
+      for (const child of workers) child.kill('SIGTERM');
+      engine.stop().then(
+        () => {
+          engine.logger.info('engine stopped');
+          resolve(0);
+        },
+        (err: unknown) => {
+          process.stderr.write(`flint: shutdown failed: ${String(err)}\n`);
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGINT', () => shutdown('SIGINT'));
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+  });
+}
+
+function printBanner(engine: Engine): void {
+  const lines = [`Flint ${VERSION} engine is running`];
+  for (const l of engine.listeners()) lines.push(`  ${l.name.padEnd(8)} ${l.url}`);
+  lines.push(`  modules  ${engine.moduleNames.length > 0 ? engine.moduleNames.join(', ') : '(none)'}`);
+  lines.push(`  config   ${engine.config.configFile ?? 'embedded defaults (no flint-config.yaml found; in-memory storage)'}`);
+  lines.push('Call a function: flint trigger --function-id <id> --payload <json>   Stop: Ctrl+C');
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** Runs a worker command with FLINT_URL pointing at this engine and prefixes its output. */
+function runWorker(command: string, engine: Engine): ChildProcess {
+  const child = spawn(command, { shell: true, env: { ...process.env, FLINT_URL: engine.bridgeUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const label = `[worker ${child.pid}]`;
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream) createInterface({ input: stream }).on('line', (line) => process.stdout.write(`${label} ${line}\n`));
+  }
+  engine.logger.info(`started worker: ${command} (pid ${child.pid})`);
+  child.on('exit', (code, signal) => {
+    if (signal !== 'SIGTERM') engine.logger.warn(`worker "${command}" exited (${signal ?? `code ${code}`})`);
+  });
+  return child;
+}

@@ -1,0 +1,79 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { CliError } from './client.js';
+import { list } from './commands/list.js';
+import { start } from './commands/start.js';
+import { trigger } from './commands/trigger.js';
+
+const positiveInt = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive integer');
+  return n;
+};
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** Runs the `flint` command line; resolves with the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let exitCode = 0;
+  const report = (err: unknown) => {
+    if (err instanceof CliError) process.stderr.write(`${err.code}: ${err.message}\n`);
+    else process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    exitCode = 1;
+  };
+
+  const program = new Command('flint')
+    .description('Flint: a function-and-trigger engine. Without a command, `flint` starts the engine.')
+    .version('0.1.0')
+    .showHelpAfterError('(add --help for usage)');
+
+  program
+    .command('start', { isDefault: true })
+    .description('start the engine with flint-config.yaml (or --config), or the embedded defaults')
+    .option('-c, --config <path>', 'config file (default: ./flint-config.yaml when present)')
+    .option('-w, --worker <command>', 'also run this worker command with FLINT_URL set (repeatable)', collect)
+    .action(async (opts: { config?: string; worker?: string[] }) => {
+      exitCode = await start(opts);
+    });
+
+  program
+    .command('trigger')
+    .description('call a function and print its result as JSON')
+    .requiredOption('-f, --function-id <id>', 'function to call, e.g. hello::world')
+    .option('-p, --payload <json>', 'JSON payload (default: null)')
+    .option('--void', 'fire and forget: do not wait for a result')
+    .option('-t, --timeout-ms <n>', 'time-out for the call in milliseconds', positiveInt)
+    .option('-u, --url <url>', 'bridge URL (default: $FLINT_URL or ws://127.0.0.1:49134)')
+    .action(async (opts: { functionId: string; payload?: string; void?: boolean; timeoutMs?: number; url?: string }) => {
+      try {
+        const result = await trigger(opts);
+        if (!opts.void) process.stdout.write(`${JSON.stringify(result ?? null, null, 2)}\n`);
+      } catch (err) {
+        report(err);
+      }
+    });
+
+  for (const kind of ['functions', 'triggers', 'workers'] as const) {
+    const cmd = program
+      .command(kind)
+      .description(`list registered ${kind}`)
+      .option('--json', 'print the raw JSON answer')
+      .option('-u, --url <url>', 'bridge URL (default: $FLINT_URL or ws://127.0.0.1:49134)');
+    if (kind !== 'workers') cmd.option('-a, --all', `include internal engine ${kind}`);
+    cmd.action(async (opts: { json?: boolean; all?: boolean; url?: string }) => {
+      try {
+        process.stdout.write(`${await list(kind, opts)}\n`);
+      } catch (err) {
+        report(err);
+      }
+    });
+  }
+
+  program.exitOverride();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    const code = (err as { exitCode?: number }).exitCode;
+    return typeof code === 'number' ? code : 1;
+  }
+  return exitCode;
+}
