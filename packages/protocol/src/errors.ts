@@ -4,14 +4,12 @@
  */
 export const ERROR_CODES = {
   function_not_found: 'No function with this id is registered.',
-  function_unavailable: 'The function is known but no live worker provides it right now.',
   function_not_invokable: 'The function is registered as HTTP-invoked and cannot run on this worker.',
   invocation_failed: 'The handler threw or returned an error.',
   invocation_timeout: 'No result arrived within the invocation time-out.',
   invocation_stopped: 'The worker executing the call disconnected before answering.',
   invalid_payload: 'The payload of a call does not have the shape the function needs.',
   invalid_frame: 'A bridge frame could not be decoded or misses a required field.',
-  invalid_function_id: 'A function id is empty, too long or contains whitespace or control characters.',
   too_many_invocations: 'The caller has too many calls in flight; retry later.',
   worker_overloaded: "The target worker's outbound buffer is full; retry later.",
   enqueue_error: 'The call could not be enqueued (for example, no queue module is loaded).',
@@ -20,6 +18,8 @@ export const ERROR_CODES = {
   channel_not_found: 'The channel does not exist or the access key is wrong.',
   engine_shutting_down: 'The engine is shutting down and no longer accepts calls.',
   internal_error: 'An unexpected error inside the engine.',
+  upgrade_required: 'A plain HTTP request reached the bridge port, which only speaks WebSocket.',
+  not_found: 'No WebSocket endpoint exists at this path of the bridge.',
   worker_shutting_down: 'SDK only: the worker is shutting down, so its pending calls are rejected.',
   not_connected: 'SDK only: the call could not be queued because the worker is disconnected and its queue is full.',
 } as const;
