@@ -39,8 +39,7 @@ export async function start(options: StartOptions): Promise<number> {
       }
       stopping = true;
       engine.logger.info(`${signal} received: shutting down (stop accepting, fail in-flight calls, drain workers, flush stores)`);
-      for (const child of workers) child.kill('SIGTERM');
-      engine.stop().then(
+      Promise.all([engine.stop(), ...workers.map(stopWorker)]).then(
         () => {
           engine.logger.info('engine stopped');
           resolve(0);
@@ -67,14 +66,39 @@ function printBanner(engine: Engine): void {
 
 /** Runs a worker command with FLINT_URL pointing at this engine and prefixes its output. */
 function runWorker(command: string, engine: Engine): ChildProcess {
-  const child = spawn(command, { shell: true, env: { ...process.env, FLINT_URL: engine.bridgeUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Own process group, so that stopping reaches the worker and not only the shell running it.
+  const child = spawn(command, { shell: true, detached: true, env: { ...process.env, FLINT_URL: engine.bridgeUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
   const label = `[worker ${child.pid}]`;
   for (const stream of [child.stdout, child.stderr]) {
     if (stream) createInterface({ input: stream }).on('line', (line) => process.stdout.write(`${label} ${line}\n`));
   }
   engine.logger.info(`started worker: ${command} (pid ${child.pid})`);
   child.on('exit', (code, signal) => {
-    if (signal !== 'SIGTERM') engine.logger.warn(`worker "${command}" exited (${signal ?? `code ${code}`})`);
+    if (!stoppingWorkers.has(child)) engine.logger.warn(`worker "${command}" exited (${signal ?? `code ${code}`})`);
   });
   return child;
+}
+
+const stoppingWorkers = new WeakSet<ChildProcess>();
+
+/** SIGTERM to the worker's process group; SIGKILL if it is still there after 5 s. */
+function stopWorker(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return Promise.resolve();
+  stoppingWorkers.add(child);
+  const pid = child.pid;
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      // already gone
+    }
+  };
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => signal('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    signal('SIGTERM');
+  });
 }

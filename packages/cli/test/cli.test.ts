@@ -1,0 +1,222 @@
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Worker, registerWorker } from '@flint/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const bin = join(root, 'packages/cli/bin/flint.js');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function flint(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return new Promise((done) => {
+    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** Starts `flint start` in a child process and resolves with its bridge URL from the banner. */
+function startEngine(args: string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output: () => string }> {
+  const child = spawn(process.execPath, [bin, 'start', ...args], { cwd: root });
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  child.stderr.on('data', (d) => {
+    out += d;
+  });
+  return new Promise((resolveStart, reject) => {
+    const timer = setTimeout(() => reject(new Error(`engine did not start:\n${out}`)), 15_000);
+    const check = () => {
+      const match = /bridge\s+(ws:\/\/\S+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolveStart({ child, url: match[1] as string, output: () => out });
+      }
+    };
+    child.stdout.on('data', check);
+    child.once('exit', () => reject(new Error(`engine exited:\n${out}`)));
+  });
+}
+
+function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
+  return new Promise((done) => {
+    if (child.exitCode !== null) done(child.exitCode);
+    else child.once('exit', (code) => done(code));
+  });
+}
+
+let dir: string;
+let config: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'flint-cli-'));
+  config = join(dir, 'flint-config.yaml');
+  writeFileSync(config, 'bridge:\n  port: 0\nlog:\n  level: warn\n');
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('flint start + trigger + listings', () => {
+  let engine: Awaited<ReturnType<typeof startEngine>>;
+  let worker: Worker;
+
+  beforeAll(async () => {
+    engine = await startEngine(['--config', config]);
+    worker = registerWorker(engine.url, { workerName: 'cli-test-worker' });
+    worker.registerFunction('hello::world', (input: { name: string }) => ({ message: `Hello, ${input.name}!` }), { description: 'Greets' });
+    worker.registerFunction('test::fail', () => {
+      throw new Error('boom');
+    });
+    worker.registerFunction('test::slow', () => new Promise((r) => setTimeout(() => r('late'), 2000)));
+    worker.registerTrigger({ type: 'engine::functions-available', function_id: 'hello::world', config: {} });
+    await worker.waitConnected();
+    await worker.trigger({ function_id: 'engine::functions::list', payload: {} });
+  });
+
+  afterAll(async () => {
+    await worker?.shutdown();
+    engine?.child.kill('SIGTERM');
+    await exitOf(engine.child);
+  });
+
+  it('prints a banner with the bridge URL and the config file', () => {
+    expect(engine.output()).toContain('Flint 0.1.0 engine is running');
+    expect(engine.output()).toContain(config);
+    expect(engine.output()).toContain('modules  (none)');
+  });
+
+  it('trigger prints the JSON result and exits 0', async () => {
+    const run = await flint(['trigger', '--function-id', 'hello::world', '--payload', '{"name":"Ada"}', '--url', engine.url]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ message: 'Hello, Ada!' });
+  });
+
+  it('trigger takes the URL from FLINT_URL', async () => {
+    const run = await flint(['trigger', '-f', 'hello::world', '-p', '{"name":"Env"}'], { FLINT_URL: engine.url });
+    expect(JSON.parse(run.stdout)).toEqual({ message: 'Hello, Env!' });
+  });
+
+  it('an error prints code: message on stderr and exits 1', async () => {
+    const missing = await flint(['trigger', '--function-id', 'nope::nothing', '--url', engine.url]);
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toBe('');
+    expect(missing.stderr.trim()).toBe('function_not_found: Function nope::nothing not found');
+    const failing = await flint(['trigger', '--function-id', 'test::fail', '--url', engine.url]);
+    expect(failing.stderr.trim()).toBe('invocation_failed: boom');
+  });
+
+  it('a malformed --payload is a one-line error', async () => {
+    const run = await flint(['trigger', '--function-id', 'hello::world', '--payload', '{name:', '--url', engine.url]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(/^invalid_payload: --payload is not valid JSON/);
+  });
+
+  it('--timeout-ms bounds the call', async () => {
+    const run = await flint(['trigger', '--function-id', 'test::slow', '--timeout-ms', '200', '--url', engine.url]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^invocation_timeout: /);
+  });
+
+  it('--void returns at once without output', async () => {
+    const run = await flint(['trigger', '--function-id', 'test::slow', '--void', '--url', engine.url]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('');
+  });
+
+  it('functions, triggers and workers print tables, and JSON with --json', async () => {
+    const functions = await flint(['functions', '--url', engine.url]);
+    expect(functions.code).toBe(0);
+    expect(functions.stdout).toMatch(/^FUNCTION\s+DESCRIPTION/);
+    expect(functions.stdout).toMatch(/hello::world\s+Greets/);
+    expect(functions.stdout).not.toContain('engine::functions::list');
+    const all = await flint(['functions', '--all', '--url', engine.url]);
+    expect(all.stdout).toContain('engine::functions::list');
+
+    const triggers = await flint(['triggers', '--url', engine.url]);
+    expect(triggers.stdout).toMatch(/engine::functions-available\s+hello::world\s+active/);
+
+    const workers = await flint(['workers', '--json', '--url', engine.url]);
+    const parsed = JSON.parse(workers.stdout) as { workers: { name: string; function_count: number }[] };
+    expect(parsed.workers.map((w) => w.name)).toEqual(['cli-test-worker']);
+    expect(parsed.workers[0]?.function_count).toBe(3);
+    const table = await flint(['workers', '--url', engine.url]);
+    expect(table.stdout).toMatch(/cli-test-worker\s+node 0\.1\.0\s+3\s+0\s+available/);
+  });
+});
+
+describe('flint without an engine', () => {
+  it('says the engine cannot be reached', async () => {
+    const run = await flint(['trigger', '--function-id', 'x', '--url', 'ws://127.0.0.1:9']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^not_connected: cannot reach the engine at ws:\/\/127\.0\.0\.1:9/);
+  });
+});
+
+describe('--help', () => {
+  it.each([[[]], [['start']], [['trigger']], [['functions']], [['triggers']], [['workers']]])('flint %j --help exits 0 with usage', async (args) => {
+    const run = await flint([...args, '--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^Usage: flint/);
+  });
+
+  it('trigger without --function-id is a usage error', async () => {
+    const run = await flint(['trigger']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("required option '-f, --function-id <id>' not specified");
+  });
+});
+
+describe('configuration errors and shutdown', () => {
+  it('an invalid config lists every problem as path: message (file:line) and exits 1', async () => {
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, 'bridge:\n  prot: 1\ninvocation_timeout_ms: soon\n');
+    const run = await flint(['start', '--config', bad]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`bridge.prot: unknown key (${bad}:2)`);
+    expect(run.stderr).toMatch(new RegExp(`invocation_timeout_ms: .+ \\(${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3\\)`));
+  });
+
+  it('SIGTERM fails in-flight calls cleanly and exits 0; --worker runs a worker', async () => {
+    const infoConfig = join(dir, 'info.yaml');
+    writeFileSync(infoConfig, 'bridge:\n  port: 0\n');
+    const engine = await startEngine(['--config', infoConfig, '--worker', `node ${join(root, 'examples/hello-world/worker.mjs')}`]);
+    const caller = registerWorker(engine.url, { announce: false });
+    try {
+      const greeting = await retry(() => caller.trigger({ function_id: 'hello::world', payload: { name: 'Ada' } }));
+      expect(greeting).toEqual({ message: 'Hello, Ada!' });
+      caller.registerFunction('test::forever', () => new Promise(() => {}));
+      await retry(() => caller.trigger({ function_id: 'engine::functions::list', payload: {} }));
+      const pending = caller.trigger({ function_id: 'test::forever', payload: null }).catch((e: { code: string }) => e.code);
+      await new Promise((r) => setTimeout(r, 100));
+      engine.child.kill('SIGTERM');
+      expect(await pending).toBe('engine_shutting_down');
+      expect(await exitOf(engine.child)).toBe(0);
+      expect(engine.output()).toContain('SIGTERM received: shutting down');
+      expect(engine.output()).toMatch(/\[worker \d+\] hello-world worker connected/);
+      expect(engine.output()).toContain('engine stopped');
+    } finally {
+      await caller.shutdown();
+    }
+  }, 30_000);
+});
+
+async function retry<T>(fn: () => Promise<T>, attempts = 50): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (i >= attempts) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
