@@ -1,4 +1,5 @@
 import type { ModuleDefinition } from '../core/module-api.js';
+import { httpModule } from './http/index.js';
 
-/** Modules the engine knows by name; each later module (http, queue, cron, state, stream, observability) adds itself here. */
-export const BUILTIN_MODULES: readonly ModuleDefinition[] = [];
+/** Modules the engine knows by name (the embedded defaults load all of them). */
+export const BUILTIN_MODULES: readonly ModuleDefinition[] = [httpModule as ModuleDefinition];

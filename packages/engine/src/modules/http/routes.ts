@@ -1,0 +1,128 @@
+import { FlintError } from '@flint/protocol';
+import FindMyWay from 'find-my-way';
+import type { TriggerRecord } from '../../core/module-api.js';
+import { HTTP_METHODS, type HttpMethod } from './config.js';
+
+/** A route compiled at registration: everything a request needs, nothing computed per request. */
+export interface Route {
+  triggerId: string;
+  functionId: string;
+  method: HttpMethod;
+  /** The api_path as registered (what handlers see as `route`). */
+  pattern: string;
+  conditionFunctionId: string | undefined;
+  middlewareFunctionIds: readonly string[];
+}
+
+const PARAM = /^:[A-Za-z_][A-Za-z0-9_]*$/;
+const STATIC = /^[A-Za-z0-9\-._~!$&'+,;=@%]+$/;
+
+/** Splits an api_path into segments, refusing anything but static segments and whole `:name` segments. */
+export function normalizePath(apiPath: string): string[] {
+  const segments = apiPath.split('/').filter((s) => s !== '');
+  const names = new Set<string>();
+  for (const segment of segments) {
+    if (segment.startsWith(':')) {
+      if (!PARAM.test(segment)) throw new FlintError('trigger_registration_failed', `api_path segment "${segment}" is not a valid :name parameter`);
+      if (names.has(segment)) throw new FlintError('trigger_registration_failed', `api_path uses the parameter ${segment} twice`);
+      names.add(segment);
+    } else if (!STATIC.test(segment)) {
+      throw new FlintError('trigger_registration_failed', `api_path segment "${segment}" contains characters that are not allowed`);
+    }
+  }
+  return segments;
+}
+
+interface RouteConfig {
+  api_path?: unknown;
+  http_method?: unknown;
+  condition_function_id?: unknown;
+  middleware_function_ids?: unknown;
+}
+
+/** Validates an http trigger's config into a Route, or throws a FlintError naming the problem. */
+export function compileRoute(trigger: TriggerRecord): { route: Route; path: string } {
+  const config = (trigger.config ?? {}) as RouteConfig;
+  if (typeof config !== 'object' || Array.isArray(config)) throw new FlintError('trigger_registration_failed', 'http trigger config must be an object');
+  if (typeof config.api_path !== 'string' || config.api_path.trim() === '') {
+    throw new FlintError('trigger_registration_failed', 'api_path is required for http triggers (e.g. "/users/:id")');
+  }
+  const method = typeof config.http_method === 'string' ? config.http_method.toUpperCase() : undefined;
+  if (!method || !(HTTP_METHODS as readonly string[]).includes(method)) {
+    throw new FlintError('trigger_registration_failed', `http_method must be one of ${HTTP_METHODS.join(', ')} (got ${JSON.stringify(config.http_method ?? null)})`);
+  }
+  if (config.condition_function_id !== undefined && (typeof config.condition_function_id !== 'string' || config.condition_function_id === '')) {
+    throw new FlintError('trigger_registration_failed', 'condition_function_id must be a non-empty string');
+  }
+  const middleware = config.middleware_function_ids ?? [];
+  if (!Array.isArray(middleware) || middleware.some((m) => typeof m !== 'string' || m === '')) {
+    throw new FlintError('trigger_registration_failed', 'middleware_function_ids must be an array of function ids');
+  }
+  const segments = normalizePath(config.api_path);
+  return {
+    path: `/${segments.join('/')}`,
+    route: {
+      triggerId: trigger.id,
+      functionId: trigger.function_id,
+      method: method as HttpMethod,
+      pattern: config.api_path,
+      conditionFunctionId: config.condition_function_id as string | undefined,
+      middlewareFunctionIds: Object.freeze([...(middleware as string[])]),
+    },
+  };
+}
+
+export interface RouteMatch {
+  route: Route;
+  params: Record<string, string>;
+}
+
+/** The route table: a radix tree per method (find-my-way), one route per method + path shape. */
+export class RouteTable {
+  private readonly router = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 2048 });
+  /** Key = method + path with parameter names erased, so /u/:id and /u/:uid conflict. */
+  private readonly byShape = new Map<string, { route: Route; path: string }>();
+  private readonly byTrigger = new Map<string, string>();
+
+  get size(): number {
+    return this.byShape.size;
+  }
+
+  add(trigger: TriggerRecord): void {
+    const { route, path } = compileRoute(trigger);
+    const shape = `${route.method} ${path.replace(/:[A-Za-z0-9_]+/g, ':')}`;
+    const existing = this.byShape.get(shape);
+    if (existing && existing.route.triggerId !== trigger.id) {
+      throw new FlintError(
+        'trigger_registration_failed',
+        `route ${route.method} ${path} is already served by function ${existing.route.functionId} (trigger ${existing.route.triggerId})`,
+      );
+    }
+    this.remove(trigger.id);
+    this.router.on(route.method, path, noop, route);
+    this.byShape.set(shape, { route, path });
+    this.byTrigger.set(trigger.id, shape);
+  }
+
+  remove(triggerId: string): void {
+    const shape = this.byTrigger.get(triggerId);
+    if (shape === undefined) return;
+    const entry = this.byShape.get(shape);
+    this.byTrigger.delete(triggerId);
+    this.byShape.delete(shape);
+    if (entry) this.router.off(entry.route.method, entry.path);
+  }
+
+  find(method: string, path: string): RouteMatch | undefined {
+    const found = this.router.find(method as HttpMethod, path);
+    if (!found) return undefined;
+    return { route: found.store as Route, params: found.params as Record<string, string> };
+  }
+
+  /** Methods served at a path (for 405 `Allow` and CORS preflight). */
+  allowedMethods(path: string): HttpMethod[] {
+    return HTTP_METHODS.filter((m) => this.router.find(m, path) !== null);
+  }
+}
+
+function noop(): void {}

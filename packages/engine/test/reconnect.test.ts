@@ -1,0 +1,466 @@
+/**
+ * Reconnect-proof registration: workers reach the engine through a TCP proxy that cuts their
+ * connections at random moments (between frames, in the middle of a frame, in the middle of a
+ * registration burst, while calls are in flight). After every reconnect each function and trigger is
+ * present exactly once, no stale worker rows remain, and calls succeed.
+ *
+ * The cut sequence comes from a seeded PRNG; the seed is printed. Reproduce a run with
+ * `FLINT_RECONNECT_SEED=<seed> npx vitest run packages/engine/test/reconnect.test.ts`.
+ */
+import { type Engine, startEngine } from '@flint/engine';
+import { EngineFunctions, type FunctionInfo, type TriggerInfo, type WorkerInfo } from '@flint/protocol';
+import { FlintInvocationError, type Worker, registerWorker } from '@flint/sdk';
+import { type ISdk, registerWorker as registerIiiWorker } from 'iii-sdk';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CuttingProxy } from './support-proxy/cutting-proxy.js';
+import { RawClient, sleep, waitFor } from './support-proxy/raw-client.js';
+
+const TOTAL_CUTS = 64;
+const FUNCTIONS_PER_WORKER = 200;
+const TRIGGERS_PER_WORKER = 50;
+/** A worker-defined trigger type, provided by a worker connected directly: its triggers are forwarded. */
+const EXT_TYPE = 'rc::ext';
+/** A trigger type nobody provides: its triggers are parked. */
+const PARKED_TYPE = 'rc::parked';
+const FLINT_PREFIX = 'rc.flint::';
+const III_PREFIX = 'rc.iii::';
+const NAMES = { caller: 'rc-caller', provider: 'rc-provider', flint: 'rc-flint-burst', iii: 'rc-iii-burst' } as const;
+const FAST_RECONNECT = { initialDelayMs: 20, maxDelayMs: 100 };
+const quiet = { warn: () => {}, error: () => {}, debug: () => {} };
+
+/** mulberry32: small, fast, good enough to make a cut sequence reproducible. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SEED = process.env.FLINT_RECONNECT_SEED ? Number(process.env.FLINT_RECONNECT_SEED) : Math.floor(Math.random() * 2 ** 32);
+const rng = prng(SEED);
+const randInt = (min: number, max: number) => min + Math.floor(rng() * (max - min + 1));
+const pick = <T>(items: readonly T[]): T => items[Math.floor(rng() * items.length)] as T;
+const pad = (n: number) => String(n).padStart(3, '0');
+
+const fnId = (prefix: string, i: number) => `${prefix}fn-${pad(i)}`;
+const fnIds = (prefix: string) => Array.from({ length: FUNCTIONS_PER_WORKER }, (_, i) => fnId(prefix, i));
+const ALL_FN_IDS = [...fnIds(FLINT_PREFIX), ...fnIds(III_PREFIX)];
+
+type BurstItem = { kind: 'function'; id: string } | { kind: 'trigger'; n: number; type: string; function_id: string };
+
+/** 200 functions and 50 triggers, interleaved (a trigger after every 4 functions), half forwarded, half parked. */
+function burstItems(prefix: string): BurstItem[] {
+  const items: BurstItem[] = [];
+  for (let i = 0; i < FUNCTIONS_PER_WORKER; i++) {
+    items.push({ kind: 'function', id: fnId(prefix, i) });
+    if (i % 4 === 3) {
+      const n = (i - 3) / 4;
+      items.push({ kind: 'trigger', n, type: n % 2 === 0 ? EXT_TYPE : PARKED_TYPE, function_id: fnId(prefix, i) });
+    }
+  }
+  return items;
+}
+
+const handlerFor = (id: string) => async (input: { n?: number } | null) => ({ fn: id, n: input?.n });
+
+describe('reconnect-proof registration through a socket-cutting proxy', () => {
+  let engine: Engine;
+  let proxy: CuttingProxy;
+  let caller: Worker;
+  let provider: Worker;
+  let flint: Worker | undefined;
+  let iii: ISdk | undefined;
+  /** Trigger ids of the current Flint burst worker, by trigger number. */
+  let flintTriggerIds: Map<number, string> = new Map();
+  /** Trigger ids of the current iii-sdk burst worker, learnt from the engine after its first settle. */
+  let iiiTriggerIds: Map<number, string> | undefined;
+  /** What the provider of EXT_TYPE currently has applied (id → registrations seen while applied). */
+  const applied = new Map<string, { function_id: string; config: unknown }>();
+  let doubleApplies = 0;
+  const restoreConsole: (() => void)[] = [];
+
+  beforeAll(async () => {
+    console.log(`[reconnect.test] seed=${SEED} (reproduce with FLINT_RECONNECT_SEED=${SEED})`);
+    // iii-sdk 0.11.6 logs every reconnect and socket error on the console; keep the run readable.
+    for (const level of ['debug', 'error'] as const) {
+      const original = console[level];
+      console[level] = (...args: unknown[]) => {
+        if (typeof args[0] === 'string' && args[0].startsWith('[iii]')) return;
+        original.apply(console, args);
+      };
+      restoreConsole.push(() => {
+        console[level] = original;
+      });
+    }
+    engine = await startEngine({ config: { bridge: { port: 0 }, log: { level: 'silent' }, invocation_timeout_ms: 10_000 } });
+    proxy = await CuttingProxy.forUrl(engine.bridgeUrl);
+    caller = registerWorker(engine.bridgeUrl, { workerName: NAMES.caller, log: quiet, invocationTimeoutMs: 5000 });
+    provider = registerWorker(engine.bridgeUrl, { workerName: NAMES.provider, log: quiet });
+    provider.registerTriggerType<unknown>(
+      { id: EXT_TYPE, description: 'forwarded to a worker' },
+      {
+        registerTrigger: (t) => {
+          if (applied.has(t.id)) doubleApplies++;
+          applied.set(t.id, { function_id: t.function_id, config: t.config });
+        },
+        unregisterTrigger: (t) => {
+          applied.delete(t.id);
+        },
+      },
+    );
+    await Promise.all([caller.waitConnected(), provider.waitConnected()]);
+  });
+
+  afterAll(async () => {
+    await flint?.shutdown();
+    await iii?.shutdown();
+    await caller?.shutdown();
+    await provider?.shutdown();
+    await proxy?.close();
+    await engine?.stop();
+    for (const restore of restoreConsole) restore();
+  });
+
+  const list = async <T>(functionId: string, key: string): Promise<T[]> =>
+    ((await caller.trigger({ function_id: functionId, payload: {}, timeoutMs: 2000 })) as Record<string, T[]>)[key] as T[];
+
+  function startFlint(): Worker {
+    return registerWorker(proxy.url, { workerName: NAMES.flint, log: quiet, reconnect: FAST_RECONNECT, invocationTimeoutMs: 5000 });
+  }
+
+  function startIii(): ISdk {
+    return registerIiiWorker(proxy.url, {
+      workerName: NAMES.iii,
+      otel: { enabled: false },
+      enableMetricsReporting: false,
+      reconnectionConfig: FAST_RECONNECT,
+      invocationTimeoutMs: 5000,
+    });
+  }
+
+  /** Registers one burst item on the given worker. */
+  function registerItem(target: 'flint' | 'iii', item: BurstItem): void {
+    if (item.kind === 'function') {
+      if (target === 'flint') (flint as Worker).registerFunction(item.id, handlerFor(item.id));
+      else (iii as ISdk).registerFunction(item.id, handlerFor(item.id));
+      return;
+    }
+    const config = { n: item.n, src: target };
+    if (target === 'flint') {
+      const ref = (flint as Worker).registerTrigger({ type: item.type, function_id: item.function_id, config });
+      flintTriggerIds.set(item.n, ref.id);
+    } else {
+      (iii as ISdk).registerTrigger({ type: item.type, function_id: item.function_id, config });
+    }
+  }
+
+  /**
+   * Registers 200 functions and 50 triggers in a burst: small random chunks with an event-loop turn
+   * between them, cutting every connection through the proxy right after the items in `cutAt`.
+   */
+  async function burst(target: 'flint' | 'iii', cutAt: Set<number>): Promise<void> {
+    const items = burstItems(target === 'flint' ? FLINT_PREFIX : III_PREFIX);
+    let chunk = randInt(1, 25);
+    for (const [index, item] of items.entries()) {
+      registerItem(target, item);
+      if (cutAt.has(index)) proxy.cutAll({ reset: rng() < 0.5 });
+      if (--chunk === 0) {
+        chunk = randInt(1, 25);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+  }
+
+  /** Snapshot of the burst workers' engine-side ids before a round. */
+  let previousBurstIds = new Set<string>();
+
+  /** Returns '' when the engine is in the expected state after a round, else what is still wrong. */
+  async function stateProblems(): Promise<string> {
+    const problems: string[] = [];
+    const functions = await list<FunctionInfo>(EngineFunctions.LIST_FUNCTIONS, 'functions');
+    const counts = new Map<string, number>();
+    for (const f of functions) if (f.function_id.startsWith('rc.')) counts.set(f.function_id, (counts.get(f.function_id) ?? 0) + 1);
+    const missing = ALL_FN_IDS.filter((id) => counts.get(id) !== 1);
+    if (missing.length > 0) problems.push(`${missing.length} functions not listed exactly once (e.g. ${missing.slice(0, 3).join(', ')})`);
+    if (counts.size !== ALL_FN_IDS.length) problems.push(`${counts.size} rc.* functions listed, expected ${ALL_FN_IDS.length}`);
+
+    const triggers = (await list<TriggerInfo>(EngineFunctions.LIST_TRIGGERS, 'triggers')).filter((t) => t.function_id.startsWith('rc.'));
+    const byId = new Map<string, number>();
+    for (const t of triggers) byId.set(t.id, (byId.get(t.id) ?? 0) + 1);
+    if ([...byId.values()].some((c) => c !== 1)) problems.push('a trigger id is listed more than once');
+    const flintRows = triggers.filter((t) => t.function_id.startsWith(FLINT_PREFIX));
+    const expectedFlint = new Set(flintTriggerIds.values());
+    if (flintRows.length !== TRIGGERS_PER_WORKER || expectedFlint.size !== TRIGGERS_PER_WORKER || flintRows.some((t) => !expectedFlint.has(t.id))) {
+      problems.push(`Flint worker: ${flintRows.length} triggers listed, ${flintRows.filter((t) => expectedFlint.has(t.id)).length} of the ${expectedFlint.size} expected ids`);
+    }
+    const iiiRows = triggers.filter((t) => t.function_id.startsWith(III_PREFIX));
+    const iiiNumbers = new Set(iiiRows.map((t) => (t.config as { n: number }).n));
+    if (iiiRows.length !== TRIGGERS_PER_WORKER || iiiNumbers.size !== TRIGGERS_PER_WORKER) {
+      problems.push(`iii worker: ${iiiRows.length} triggers listed (${iiiNumbers.size} distinct), expected ${TRIGGERS_PER_WORKER}`);
+    } else if (iiiTriggerIds && iiiRows.some((t) => iiiTriggerIds?.get((t.config as { n: number }).n) !== t.id)) {
+      problems.push('iii worker: trigger ids changed across a reconnect');
+    }
+    for (const t of triggers) {
+      const want = t.trigger_type === EXT_TYPE ? 'active' : 'parked';
+      if (t.status !== want) {
+        problems.push(`trigger ${t.id} (${t.trigger_type}) is ${t.status}, expected ${want}`);
+        break;
+      }
+    }
+    const extIds = new Set(triggers.filter((t) => t.trigger_type === EXT_TYPE).map((t) => t.id));
+    const providerMissing = [...extIds].filter((id) => !applied.has(id));
+    const providerExtra = [...applied.keys()].filter((id) => !extIds.has(id));
+    if (providerMissing.length + providerExtra.length > 0) {
+      problems.push(`provider of ${EXT_TYPE}: ${providerMissing.length} listed triggers not applied, ${providerExtra.length} applied but not listed`);
+    }
+
+    const workers = await list<WorkerInfo>(EngineFunctions.LIST_WORKERS, 'workers');
+    const names = workers.map((w) => w.name).sort();
+    const expectedNames = Object.values(NAMES).sort();
+    if (JSON.stringify(names) !== JSON.stringify(expectedNames)) problems.push(`worker rows ${JSON.stringify(names)}, expected ${JSON.stringify(expectedNames)}`);
+    const stale = workers.filter((w) => (w.name === NAMES.flint || w.name === NAMES.iii) && previousBurstIds.has(w.id));
+    if (stale.length > 0) problems.push(`${stale.length} burst worker rows are from before the cut`);
+    if (engine.stats().workers !== 4) problems.push(`engine has ${engine.stats().workers} worker connections, expected 4`);
+    return problems.join('; ');
+  }
+
+  async function burstWorkerIds(): Promise<Set<string>> {
+    const workers = await list<WorkerInfo>(EngineFunctions.LIST_WORKERS, 'workers');
+    return new Set(workers.filter((w) => w.name === NAMES.flint || w.name === NAMES.iii).map((w) => w.id));
+  }
+
+  /** Waits for the expected state, learns the iii trigger ids, then makes a call that must succeed. */
+  async function settleAndCheck(round: number, mode: string): Promise<void> {
+    let last = '';
+    await waitFor(
+      async () => {
+        last = await stateProblems();
+        return last === '';
+      },
+      { timeoutMs: 10_000, intervalMs: 15, what: () => `round ${round} (${mode}, seed ${SEED}) to settle: ${last}` },
+    );
+    if (!iiiTriggerIds) {
+      const triggers = await list<TriggerInfo>(EngineFunctions.LIST_TRIGGERS, 'triggers');
+      iiiTriggerIds = new Map(triggers.filter((t) => t.function_id.startsWith(III_PREFIX)).map((t) => [(t.config as { n: number }).n, t.id]));
+    }
+    const id = pick(ALL_FN_IDS);
+    const n = randInt(0, 1_000_000);
+    await expect(caller.trigger({ function_id: id, payload: { n }, timeoutMs: 3000 }), `round ${round} (${mode}): call ${id}`).resolves.toEqual({ fn: id, n });
+    expect(engine.stats().pendingInvocations).toBe(0);
+    previousBurstIds = await burstWorkerIds();
+  }
+
+  /** Fires `count` calls at random burst functions; each must succeed or fail only because of the cut. */
+  function callsDuringCut(count: number): Promise<void>[] {
+    return Array.from({ length: count }, () => {
+      const id = pick(ALL_FN_IDS);
+      return caller.trigger({ function_id: id, payload: { n: 1 }, timeoutMs: 5000 }).then(
+        (result) => expect(result).toEqual({ fn: id, n: 1 }),
+        (err: unknown) => {
+          expect(err).toBeInstanceOf(FlintInvocationError);
+          expect(['invocation_stopped', 'function_not_found']).toContain((err as FlintInvocationError).code);
+        },
+      );
+    });
+  }
+
+  /** Waits until an armed byte cut fires; if the traffic ended before it did, cuts at once instead. */
+  async function firedOrCut(armed: Promise<boolean>, ms: number): Promise<void> {
+    const fired = await Promise.race([armed, sleep(ms).then(() => false)]);
+    if (!fired) {
+      proxy.disarm();
+      proxy.cutAll({ reset: rng() < 0.5 });
+    }
+  }
+
+  type Mode = 'idle' | 'during-calls' | 'mid-frame-down' | 'mid-replay' | 'double' | 'fresh-burst-flint' | 'fresh-burst-iii';
+  const COST: Record<Mode, number> = {
+    idle: 1,
+    'during-calls': 1,
+    'mid-frame-down': 1,
+    'mid-replay': 2,
+    double: 2,
+    'fresh-burst-flint': 3,
+    'fresh-burst-iii': 3,
+  };
+
+  async function runRound(mode: Mode): Promise<void> {
+    const reset = () => rng() < 0.5;
+    switch (mode) {
+      case 'idle':
+        await sleep(randInt(0, 30));
+        proxy.cutAll({ reset: reset() });
+        return;
+      case 'during-calls': {
+        const calls = callsDuringCut(randInt(5, 30));
+        await sleep(randInt(0, 8));
+        proxy.cutAll({ reset: reset() });
+        await Promise.all(calls);
+        return;
+      }
+      case 'mid-frame-down': {
+        // Engine → worker bytes: the cut lands inside an invokefunction frame (or an invocationresult).
+        const armed = proxy.cutAfter(randInt(1, 2500), 'down', { reset: reset() });
+        const calls = callsDuringCut(30);
+        await firedOrCut(armed, 1000);
+        await Promise.all(calls);
+        return;
+      }
+      case 'mid-replay': {
+        // The reconnect replays 200 functions + 50 triggers per worker: cut inside that burst, mid-frame.
+        proxy.cutAll({ reset: reset() });
+        await firedOrCut(proxy.cutAfter(randInt(1, 40_000), 'up', { reset: reset() }), 1500);
+        return;
+      }
+      case 'double':
+        proxy.cutAll({ reset: reset() });
+        await sleep(randInt(0, 60));
+        proxy.cutAll({ reset: reset() });
+        return;
+      case 'fresh-burst-flint':
+      case 'fresh-burst-iii': {
+        // A new worker process registers everything in a burst; two cuts land between its frames and
+        // one in the middle of a frame.
+        const target = mode === 'fresh-burst-flint' ? 'flint' : 'iii';
+        if (target === 'flint') {
+          await flint?.shutdown();
+          flintTriggerIds = new Map();
+          flint = startFlint();
+        } else {
+          await iii?.shutdown();
+          iiiTriggerIds = undefined;
+          iii = startIii();
+        }
+        const total = FUNCTIONS_PER_WORKER + TRIGGERS_PER_WORKER;
+        const cutAt = new Set<number>();
+        while (cutAt.size < 2) cutAt.add(randInt(0, total - 1));
+        const armed = proxy.cutAfter(randInt(200, 25_000), 'up', { reset: reset() });
+        await burst(target, cutAt);
+        await firedOrCut(armed, 1000);
+        return;
+      }
+    }
+  }
+
+  it(`keeps every function and trigger exactly once across ${TOTAL_CUTS} random cuts`, async () => {
+    const started = Date.now();
+    // Round 0: both burst workers register 200 functions and 50 triggers at once, cut mid-burst.
+    flint = startFlint();
+    iii = startIii();
+    const total = FUNCTIONS_PER_WORKER + TRIGGERS_PER_WORKER;
+    const armed = proxy.cutAfter(randInt(300, 20_000), 'up', { reset: rng() < 0.5 });
+    await Promise.all([burst('flint', new Set([randInt(0, total - 1)])), burst('iii', new Set([randInt(0, total - 1)]))]);
+    await firedOrCut(armed, 1000);
+    await settleAndCheck(0, 'initial burst');
+
+    const modes = Object.keys(COST) as Mode[];
+    const history: string[] = [];
+    let round = 1;
+    while (proxy.cuts < TOTAL_CUTS) {
+      const remaining = TOTAL_CUTS - proxy.cuts;
+      const affordable = modes.filter((m) => COST[m] <= remaining && (!m.startsWith('fresh-burst') || rng() < 0.35));
+      const mode = pick(affordable.length > 0 ? affordable : (['idle'] as Mode[]));
+      const before = proxy.cuts;
+      await runRound(mode);
+      expect(proxy.cuts - before, `round ${round} (${mode}) cut count`).toBe(COST[mode]);
+      history.push(mode);
+      await settleAndCheck(round, mode);
+      round++;
+    }
+    expect(proxy.cuts).toBe(TOTAL_CUTS);
+    expect(doubleApplies, 'the trigger provider was asked to apply an already applied trigger').toBe(0);
+    console.log(`[reconnect.test] seed=${SEED}: ${proxy.cuts} cuts in ${round} rounds, ${proxy.accepted} proxied connections, ${Date.now() - started} ms`);
+  }, 60_000);
+});
+
+describe('fast reconnect: ownership per connection (raw WebSocket clients)', () => {
+  let engine: Engine;
+  const clients: RawClient[] = [];
+  const connect = async () => {
+    const c = await RawClient.connect(engine.bridgeUrl);
+    clients.push(c);
+    return c;
+  };
+  /** A sync call round-trip proves every frame the client sent before it has been processed. */
+  const barrier = (c: RawClient) => c.call(EngineFunctions.LIST_FUNCTIONS, {});
+
+  afterEach(async () => {
+    for (const c of clients.splice(0)) await c.close();
+    await waitFor(() => engine.stats().workers === 0, { what: 'all raw connections to be gone' });
+    expect(engine.stats().pendingInvocations).toBe(0);
+    expect(engine.stats().channels).toBe(0);
+    await engine.stop();
+  });
+
+  for (const how of ['close', 'terminate'] as const) {
+    it(`old connection registers f, new connection registers f, old ${how}s after: f survives`, async () => {
+      engine = await startEngine({ config: { bridge: { port: 0 }, log: { level: 'silent' } } });
+      const old = await connect();
+      old.registerFunction('own::f', () => 'old');
+      old.send({ type: 'registertrigger', id: 'own-trigger', trigger_type: PARKED_TYPE, function_id: 'own::f', config: { from: 'old' } });
+      await barrier(old);
+      const fresh = await connect();
+      fresh.registerFunction('own::f', () => 'new');
+      fresh.send({ type: 'registertrigger', id: 'own-trigger', trigger_type: PARKED_TYPE, function_id: 'own::f', config: { from: 'new' } });
+      await barrier(fresh);
+
+      if (how === 'close') await old.close();
+      else old.terminate();
+      await waitFor(() => engine.stats().workers === 1, { what: 'the old connection to be cleaned up' });
+
+      const functions = ((await barrier(fresh)).result as { functions: FunctionInfo[] }).functions;
+      expect(functions.filter((f) => f.function_id === 'own::f')).toHaveLength(1);
+      const triggers = ((await fresh.call(EngineFunctions.LIST_TRIGGERS, {})).result as { triggers: TriggerInfo[] }).triggers;
+      expect(triggers.filter((t) => t.id === 'own-trigger')).toEqual([expect.objectContaining({ function_id: 'own::f', config: { from: 'new' } })]);
+      const caller = await connect();
+      for (let i = 0; i < 5; i++) {
+        const answer = await caller.call('own::f', { i });
+        expect(answer.error).toBeUndefined();
+        expect(answer.result).toBe('new');
+      }
+    });
+  }
+
+  it('a trigger re-registered while the provider has not answered an earlier forward stays applied at the provider', async () => {
+    // A worker provides a trigger type and answers forwarded registrations slowly (e.g. it sets up a
+    // subscription first). Its triggers' owner reconnects faster than that: old connection registers T,
+    // the old connection drops, the new connection registers T again. The provider must end up with T
+    // applied, since the engine lists T as active.
+    engine = await startEngine({ config: { bridge: { port: 0 }, log: { level: 'silent' } } });
+    const providerConn = await connect();
+    providerConn.send({ type: 'registertriggertype', id: 'slow::type', description: 'answers late' });
+    await barrier(providerConn);
+
+    const old = await connect();
+    old.send({ type: 'registertrigger', id: 'slow-trigger', trigger_type: 'slow::type', function_id: 'own::f', config: { v: 1 } });
+    const first = await providerConn.next((f) => f.type === 'registertrigger' && f.id === 'slow-trigger');
+    old.terminate();
+    await waitFor(() => engine.stats().workers === 1, { what: 'the old connection to be cleaned up' });
+
+    const fresh = await connect();
+    fresh.send({ type: 'registertrigger', id: 'slow-trigger', trigger_type: 'slow::type', function_id: 'own::f', config: { v: 1 } });
+    const second = await providerConn.next((f) => f.type === 'registertrigger' && f.id === 'slow-trigger');
+    // The provider now answers both forwards, in order.
+    for (const f of [first, second]) {
+      providerConn.send({ type: 'triggerregistrationresult', id: f.id, trigger_type: f.trigger_type, function_id: f.function_id });
+    }
+    const result = await fresh.next((f) => f.type === 'triggerregistrationresult' && f.id === 'slow-trigger');
+    expect(result.error).toBeUndefined();
+    await barrier(providerConn);
+    await barrier(fresh);
+
+    const listed = ((await fresh.call(EngineFunctions.LIST_TRIGGERS, {})).result as { triggers: TriggerInfo[] }).triggers;
+    expect(listed.filter((t) => t.id === 'slow-trigger')).toEqual([expect.objectContaining({ status: 'active' })]);
+    // Replay what the provider was told, in order: the last word on T must be "register".
+    const toldProvider = [first, second, ...providerConn.frames.filter((f) => (f.type === 'registertrigger' || f.type === 'unregistertrigger') && f.id === 'slow-trigger')];
+    const appliedAtProvider = toldProvider.reduce((on, f) => f.type === 'registertrigger', false);
+    expect(
+      appliedAtProvider,
+      `provider received: ${toldProvider.map((f) => f.type).join(' → ')} while the engine lists the trigger as active`,
+    ).toBe(true);
+  });
+});

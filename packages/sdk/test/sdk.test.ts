@@ -1,0 +1,257 @@
+/**
+ * The Flint worker SDK against a real engine: typed errors, local time-outs, queued calls across an
+ * engine restart (reconnect with replay), shutdown and the Logger.
+ *
+ * Self-contained on purpose: a relative import of packages/engine/test/support would cross a package
+ * boundary (dependency-cruiser rule no-relative-import-across-packages).
+ */
+import { once } from 'node:events';
+import { PassThrough } from 'node:stream';
+import { type Engine, createLogger, startEngine } from '@flint/engine';
+import { FlintError, FlintInvocationError, Logger, type Worker, registerWorker } from '@flint/sdk';
+import { registerWorker as registerIiiWorker } from 'iii-sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket, { type RawData, WebSocketServer } from 'ws';
+
+process.env.OTEL_ENABLED = 'false';
+
+const disposers: (() => Promise<void> | void)[] = [];
+const track = (dispose: () => Promise<void> | void) => disposers.push(dispose);
+
+afterEach(async () => {
+  while (disposers.length > 0) await (disposers.pop() as () => Promise<void> | void)();
+});
+
+async function waitFor<T>(predicate: () => T | Promise<T>, timeoutMs = 2000, what = 'condition'): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function engineOn(port = 0, options: { logger?: ReturnType<typeof createLogger>; timeoutMs?: number } = {}): Promise<Engine> {
+  const config: Record<string, unknown> = { bridge: { port }, log: { level: 'silent' } };
+  if (options.timeoutMs) config.invocation_timeout_ms = options.timeoutMs;
+  const engine = await startEngine({ config, logger: options.logger });
+  track(() => engine.stop());
+  return engine;
+}
+
+const quiet = { warn: () => {}, error: () => {}, debug: () => {} };
+
+function worker(url: string, name = `sdk-${Math.random().toString(36).slice(2, 8)}`): Worker {
+  const w = registerWorker(url, { workerName: name, reconnect: { initialDelayMs: 50, maxDelayMs: 200 }, log: quiet });
+  track(() => w.shutdown());
+  return w;
+}
+
+function listed(engine: Engine, id: string): boolean {
+  return engine.listFunctions().some((f) => f.function_id === id);
+}
+
+async function rejection(promise: Promise<unknown>): Promise<FlintInvocationError> {
+  const result = await promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  if (!('error' in result)) throw new Error(`expected a rejection, got ${JSON.stringify(result.value)}`);
+  return result.error as FlintInvocationError;
+}
+
+describe('@flint/sdk errors and time-outs', () => {
+  it('FlintInvocationError carries the code, message, function id and stack of a failed call', async () => {
+    const engine = await engineOn();
+    const callee = worker(engine.bridgeUrl);
+    callee.registerFunction('err::plain', () => {
+      throw new Error('plain failure');
+    });
+    callee.registerFunction('err::coded', () => {
+      throw new FlintError('out_of_stock', 'no widgets left');
+    });
+    await waitFor(() => listed(engine, 'err::coded'), 2000, 'registration');
+    const caller = worker(engine.bridgeUrl);
+
+    const plain = await rejection(caller.trigger({ function_id: 'err::plain', payload: {} }));
+    expect(plain).toBeInstanceOf(FlintInvocationError);
+    expect(plain).toBeInstanceOf(FlintError);
+    expect(plain.code).toBe('invocation_failed');
+    expect(plain.message).toBe('plain failure');
+    expect(plain.function_id).toBe('err::plain');
+    expect(plain.stacktrace).toContain('plain failure');
+
+    const coded = await rejection(caller.trigger({ function_id: 'err::coded', payload: {} }));
+    expect(coded.code).toBe('out_of_stock');
+    expect(coded.message).toBe('no widgets left');
+
+    const missing = await rejection(caller.trigger({ function_id: 'err::missing', payload: {} }));
+    expect(missing.code).toBe('function_not_found');
+  });
+
+  it('a trigger() with no answer times out locally with code invocation_timeout (and sends timeout_ms)', async () => {
+    // A bare WebSocket server that accepts the worker and never answers anything: only the SDK's own timer can fire.
+    const frames: Record<string, unknown>[] = [];
+    const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    await once(server, 'listening');
+    server.on('connection', (ws) => ws.on('message', (data: RawData) => frames.push(JSON.parse(data.toString()) as Record<string, unknown>)));
+    track(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const c of server.clients) c.terminate();
+          server.close(() => resolve());
+        }),
+    );
+    const address = server.address() as { port: number };
+    const w = worker(`ws://127.0.0.1:${address.port}`);
+    await w.waitConnected();
+    const startedAt = Date.now();
+    const err = await rejection(w.trigger({ function_id: 'silent::fn', payload: { a: 1 }, timeoutMs: 200 }));
+    const elapsed = Date.now() - startedAt;
+    expect(err).toBeInstanceOf(FlintInvocationError);
+    expect(err.code).toBe('invocation_timeout');
+    expect(err.function_id).toBe('silent::fn');
+    expect(elapsed).toBeGreaterThanOrEqual(190);
+    expect(elapsed).toBeLessThan(2000);
+    const sent = frames.find((f) => f.type === 'invokefunction' && f.function_id === 'silent::fn');
+    expect(sent).toMatchObject({ data: { a: 1 }, timeout_ms: 200 });
+    expect(typeof sent?.invocation_id).toBe('string');
+  });
+
+  it('shutdown() rejects pending calls with worker_shutting_down', async () => {
+    const engine = await engineOn();
+    const callee = worker(engine.bridgeUrl);
+    let started = false;
+    callee.registerFunction('slow::fn', () => {
+      started = true;
+      return new Promise(() => {});
+    });
+    await waitFor(() => listed(engine, 'slow::fn'), 2000, 'registration');
+    const caller = worker(engine.bridgeUrl);
+    const pending = rejection(caller.trigger({ function_id: 'slow::fn', payload: {} }));
+    await waitFor(() => started, 2000, 'the handler to start');
+    await caller.shutdown();
+    const err = await pending;
+    expect(err).toBeInstanceOf(FlintInvocationError);
+    expect(err.code).toBe('worker_shutting_down');
+    // After shutdown new calls are refused the same way.
+    expect((await rejection(caller.trigger({ function_id: 'slow::fn', payload: {} }))).code).toBe('worker_shutting_down');
+    expect((await rejection(caller.trigger({ function_id: 'slow::fn', payload: {}, action: { type: 'void' } }))).code).toBe('worker_shutting_down');
+  });
+});
+
+describe.each(['flint', 'iii'] as const)('reconnect with a %s worker', (kind) => {
+  it('queues calls made while the engine is down and runs them after it comes back on the same port', async () => {
+    const first = await engineOn();
+    const port = Number(new URL(first.bridgeUrl).port);
+    const url = first.bridgeUrl;
+    const received: unknown[] = [];
+    const handler = async (d: unknown) => {
+      received.push(d);
+      return { echoed: d };
+    };
+    let call: (payload: unknown) => Promise<unknown>;
+    let isConnected = () => false; // iii-sdk exposes no connection state; first.stop() already waited for its socket to close
+    if (kind === 'flint') {
+      const w = worker(url);
+      w.registerFunction('rc::echo', handler);
+      call = (payload) => w.trigger({ function_id: 'rc::echo', payload });
+      isConnected = () => w.connected;
+    } else {
+      const w = registerIiiWorker(url, { workerName: 'iii-rc', otel: { enabled: false }, enableMetricsReporting: false, reconnectionConfig: { initialDelayMs: 50, maxDelayMs: 200 } });
+      track(() => w.shutdown());
+      w.registerFunction('rc::echo', handler);
+      call = (payload) => w.trigger({ function_id: 'rc::echo', payload });
+    }
+    await waitFor(() => listed(first, 'rc::echo'), 2000, 'registration on the first engine');
+    expect(await call('before')).toEqual({ echoed: 'before' });
+
+    // stop() resolves once every worker socket is closed; the Flint SDK also reports it.
+    await first.stop();
+    await waitFor(() => !isConnected(), 2000, 'the worker to notice');
+    const queued = call('while-down');
+
+    const second = await engineOn(port);
+    expect(second.bridgeUrl).toBe(url);
+    expect(await Promise.race([queued, new Promise((_, reject) => setTimeout(() => reject(new Error('queued call did not complete')), 5000))])).toEqual({
+      echoed: 'while-down',
+    });
+    expect(listed(second, 'rc::echo')).toBe(true);
+    // Another worker can call the replayed function on the new engine.
+    const caller = worker(second.bridgeUrl);
+    expect(await caller.trigger({ function_id: 'rc::echo', payload: 'from-caller' })).toEqual({ echoed: 'from-caller' });
+    expect(received).toEqual(['before', 'while-down', 'from-caller']);
+  });
+});
+
+describe('Logger', () => {
+  it('writes through engine::log::<level> into the engine log', async () => {
+    const destination = new PassThrough();
+    let output = '';
+    destination.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const logger = createLogger({ destination, format: 'json', level: 'debug' });
+    const engine = await engineOn(0, { logger });
+    const w = worker(engine.bridgeUrl, 'logger-worker');
+    await w.waitConnected();
+    const log = new Logger(w, 'billing');
+    log.info('invoice sent', { invoice: 42 });
+    log.warn('card expiring');
+    log.error('charge failed');
+
+    const lines = () =>
+      output
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const info = await waitFor(() => lines().find((l) => l.msg === 'invoice sent'), 2000, 'the info line');
+    expect(info).toMatchObject({ level: 30, source: 'worker', service_name: 'billing', data: { invoice: 42 }, worker_id: w.workerId });
+    const warn = await waitFor(() => lines().find((l) => l.msg === 'card expiring'), 2000, 'the warn line');
+    expect(warn.level).toBe(40);
+    const error = await waitFor(() => lines().find((l) => l.msg === 'charge failed'), 2000, 'the error line');
+    expect(error.level).toBe(50);
+  });
+
+  it('tags lines written inside a handler with the trace id of the invocation', async () => {
+    const destination = new PassThrough();
+    let output = '';
+    destination.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const engine = await engineOn(0, { logger: createLogger({ destination, format: 'json', level: 'info' }) });
+    const w = worker(engine.bridgeUrl);
+    const log = new Logger(w);
+    w.registerFunction('log::in-handler', () => {
+      log.info('inside the handler');
+      return 'ok';
+    });
+    await waitFor(() => listed(engine, 'log::in-handler'), 2000, 'registration');
+    // A raw caller supplies a traceparent; the SDK exposes it to the Logger through the invocation scope.
+    const ws = new WebSocket(engine.bridgeUrl);
+    track(() => ws.terminate());
+    await once(ws, 'open');
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    ws.send(
+      JSON.stringify({
+        type: 'invokefunction',
+        invocation_id: '6f1c2a4e-1b2c-4d3e-8f90-0a1b2c3d4e5f',
+        function_id: 'log::in-handler',
+        data: {},
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+      }),
+    );
+    const line = await waitFor(
+      () =>
+        output
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .find((l) => l.msg === 'inside the handler'),
+      2000,
+      'the handler log line',
+    );
+    expect(line.trace_id).toBe(traceId);
+  });
+});
