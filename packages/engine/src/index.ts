@@ -1,5 +1,5 @@
-export { createEngine, startEngine, type Engine, type EngineOptions, type EngineStats } from './engine.js';
 export { ConfigError, type ConfigProblem, DEFAULT_CONFIG_FILE } from './config/load.js';
 export type { EngineConfig, ResolvedModule } from './config/schema.js';
-export { createLogger, type Logger, type LoggerOptions } from './core/logger.js';
+export { type Logger, type LoggerOptions, createLogger } from './core/logger.js';
 export type * from './core/module-api.js';
+export { type Engine, type EngineOptions, type EngineStats, createEngine, startEngine } from './engine.js';

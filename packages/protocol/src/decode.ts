@@ -1,8 +1,6 @@
 import type { InvokeAction, WorkerToEngine } from './messages.js';
 
-export type DecodeResult =
-  | { ok: true; message: WorkerToEngine }
-  | { ok: false; reason: string; invocationId?: string; functionId?: string };
+export type DecodeResult = { ok: true; message: WorkerToEngine } | { ok: false; reason: string; invocationId?: string; functionId?: string };
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused

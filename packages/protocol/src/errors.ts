@@ -41,9 +41,7 @@ export class FlintError extends Error {
   }
 
   toBody(): { code: string; message: string; stacktrace?: string } {
-    return this.stacktrace === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, stacktrace: this.stacktrace };
+    return this.stacktrace === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, stacktrace: this.stacktrace };
   }
 }
 
@@ -54,7 +52,7 @@ export function toErrorBody(err: unknown, fallbackCode: ErrorCode = 'invocation_
     const code = fallbackCode;
     return err.stack ? { code, message: err.message, stacktrace: err.stack } : { code, message: err.message };
   }
-  return { code: fallbackCode, message: typeof err === 'string' ? err : JSON.stringify(err) ?? String(err) };
+  return { code: fallbackCode, message: typeof err === 'string' ? err : (JSON.stringify(err) ?? String(err)) };
 }
 
 export function isErrorBody(value: unknown): value is { code: string; message: string; stacktrace?: string } {

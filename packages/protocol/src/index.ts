@@ -1,5 +1,5 @@
-export * from './messages.js';
-export * from './errors.js';
-export { decodeWorkerFrame, checkFunctionId, isUuid, MAX_FUNCTION_ID_LENGTH, type DecodeResult } from './decode.js';
-export * from './channels.js';
 export * from './builtins.js';
+export * from './channels.js';
+export { type DecodeResult, MAX_FUNCTION_ID_LENGTH, checkFunctionId, decodeWorkerFrame, isUuid } from './decode.js';
+export * from './errors.js';
+export * from './messages.js';

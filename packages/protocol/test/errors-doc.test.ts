@@ -5,7 +5,7 @@ import { ERROR_CODES } from '@flint/protocol';
 import { describe, expect, it } from 'vitest';
 
 const doc = readFileSync(resolve(dirname(fileURLToPath(import.meta.url)), '../../../docs/errors.md'), 'utf8');
-const documented = new Set([...doc.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]));
+const documented = new Set([...doc.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1] as string));
 
 describe('docs/errors.md', () => {
   it('documents every code of the catalogue', () => {

@@ -11,7 +11,6 @@ function channelUrl(base: string, ref: ChannelRef): string {
 /** The writing end of a channel: `stream` for bytes, `sendMessage` for text items. */
 export class ChannelWriter {
   readonly stream: Writable;
-  private ws: WebSocket | undefined;
   private opened: Promise<WebSocket> | undefined;
 
   constructor(
@@ -56,7 +55,6 @@ export class ChannelWriter {
   private socket(): Promise<WebSocket> {
     this.opened ??= new Promise<WebSocket>((resolve, reject) => {
       const ws = new WebSocket(channelUrl(this.base, this.ref), { perMessageDeflate: false });
-      this.ws = ws;
       ws.once('open', () => resolve(ws));
       ws.once('error', (err) => {
         reject(err);

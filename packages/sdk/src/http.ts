@@ -115,5 +115,14 @@ function nullResponse(): HttpResponse {
   const fail = () => {
     throw new Error('this invocation did not come from an http trigger: no response channel');
   };
-  return { status: fail, headers: fail, write: fail, sse: fail, close: fail, get stream(): Writable { return fail() as never; } };
+  return {
+    status: fail,
+    headers: fail,
+    write: fail,
+    sse: fail,
+    close: fail,
+    get stream(): Writable {
+      return fail() as never;
+    },
+  };
 }

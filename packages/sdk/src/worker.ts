@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { hostname, platform, release, arch } from 'node:os';
+import { arch, hostname, platform, release } from 'node:os';
 import {
   type ChannelRef,
   DEFAULT_BRIDGE_URL,
@@ -43,6 +43,7 @@ export interface HandlerContext {
   baggage?: string;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: handlers default to `any` input/output so plain JS-style handlers type-check, as in iii-sdk
 export type Handler<I = any, O = any> = (input: I, ctx: HandlerContext) => O | Promise<O>;
 
 export interface FunctionOptions {
@@ -168,6 +169,7 @@ export class Worker extends EventEmitter<{
     return new Promise((resolve) => this.once('connected', resolve));
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: see Handler
   registerFunction<I = any, O = any>(id: string, handler: Handler<I, O>, options: FunctionOptions = {}): FunctionRef {
     if (typeof id !== 'string' || id.trim() === '') throw new Error('function id must be a non-empty string');
     if (this.functions.has(id)) throw new Error(`function ${id} is already registered on this worker`);
@@ -249,7 +251,12 @@ export class Worker extends EventEmitter<{
       function_id: EngineFunctions.CREATE_CHANNEL,
       payload: bufferSize === undefined ? {} : { buffer_size: bufferSize },
     })) as { writer: ChannelRef; reader: ChannelRef };
-    return { writer: new ChannelWriter(this.url, refs.writer), reader: new ChannelReader(this.url, refs.reader), writerRef: refs.writer, readerRef: refs.reader };
+    return {
+      writer: new ChannelWriter(this.url, refs.writer),
+      reader: new ChannelReader(this.url, refs.reader),
+      writerRef: refs.writer,
+      readerRef: refs.reader,
+    };
   }
 
   /** Rejects pending calls, stops reconnecting and closes the connection. */
@@ -308,7 +315,14 @@ export class Worker extends EventEmitter<{
       this.sendNow({
         type: 'invokefunction',
         function_id: EngineFunctions.REGISTER_WORKER,
-        data: { runtime: 'node', version: SDK_VERSION, name: this.options.workerName, os: `${platform()} ${release()} (${arch()})`, pid: process.pid, isolation: null },
+        data: {
+          runtime: 'node',
+          version: SDK_VERSION,
+          name: this.options.workerName,
+          os: `${platform()} ${release()} (${arch()})`,
+          pid: process.pid,
+          isolation: null,
+        },
         action: { type: 'void' },
       });
     }
@@ -381,7 +395,14 @@ export class Worker extends EventEmitter<{
     const entry = this.functions.get(functionId);
     const reply = (frame: { result?: unknown; error?: unknown }) => {
       if (invocationId === undefined) return;
-      this.send({ type: 'invocationresult', invocation_id: invocationId, function_id: functionId, ...frame, traceparent: msg.traceparent, baggage: msg.baggage });
+      this.send({
+        type: 'invocationresult',
+        invocation_id: invocationId,
+        function_id: functionId,
+        ...frame,
+        traceparent: msg.traceparent,
+        baggage: msg.baggage,
+      });
     };
     if (!entry) return reply({ error: { code: 'function_not_found', message: `Function ${functionId} not found on this worker` } });
     const ctx: HandlerContext = { function_id: functionId, invocation_id: invocationId };
@@ -405,7 +426,9 @@ export class Worker extends EventEmitter<{
     const entry = this.triggers.get(msg.id as string);
     if (!entry) return;
     const e = msg.error as { code?: string; message?: string } | undefined;
-    const error = e ? new TriggerRegistrationError(e.code ?? 'trigger_registration_failed', e.message ?? 'trigger rejected', entry.message.id, entry.message.trigger_type) : undefined;
+    const error = e
+      ? new TriggerRegistrationError(e.code ?? 'trigger_registration_failed', e.message ?? 'trigger rejected', entry.message.id, entry.message.trigger_type)
+      : undefined;
     if (error) {
       // The engine does not keep a rejected trigger; neither does the replay.
       this.triggers.delete(entry.message.id);

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { type Document, LineCounter, parseDocument } from 'yaml';
+import { type Document, LineCounter, type Node, isMap, isNode, isScalar, isSeq, parseDocument, visit } from 'yaml';
 import type { z } from 'zod';
 import type { ModuleDefinition } from '../core/module-api.js';
-import { type EngineConfig, type ResolvedModule, engineConfigSchema } from './schema.js';
-import { substituteEnv } from './substitute.js';
+import { type EngineConfig, type ResolvedModule, engineConfigSchema, moduleEntrySchema } from './schema.js';
+import { type TypedSubstitutions, restoreStrings, substituteEnv } from './substitute.js';
 
 export const DEFAULT_CONFIG_FILE = 'flint-config.yaml';
 
@@ -66,10 +66,26 @@ export function loadConfig(options: LoadOptions): EngineConfig {
       const doc = parseDocument(text, { lineCounter, prettyErrors: false });
       if (doc.errors.length > 0) {
         throw new ConfigError(
-          doc.errors.map((e) => ({ path: '', message: `invalid YAML: ${e.message.split('\n')[0]}`, line: e.linePos?.[0]?.line })),
+          doc.errors.map((e) => ({
+            path: '',
+            message: `invalid YAML: ${e.message.split('\n')[0]}`,
+            line: e.linePos?.[0]?.line ?? lineCounter.linePos(e.pos[0]).line,
+          })),
           file,
         );
       }
+      const aliasProblems: ConfigProblem[] = [];
+      visit(doc, {
+        Alias(_, node) {
+          if (!node.resolve(doc))
+            aliasProblems.push({
+              path: '',
+              message: `invalid YAML: unknown alias *${node.source}`,
+              line: node.range ? lineCounter.linePos(node.range[0]).line : undefined,
+            });
+        },
+      });
+      if (aliasProblems.length > 0) throw new ConfigError(aliasProblems, file);
       raw = doc.toJS() ?? {};
       locate = (path) => lineOf(doc, lineCounter, path);
     }
@@ -83,18 +99,30 @@ export function loadConfig(options: LoadOptions): EngineConfig {
     throw new ConfigError([{ path: '', message: 'the config must be a mapping (key: value)' }], file);
   }
   const subProblems: { path: (string | number)[]; message: string }[] = [];
-  const substituted = substituteEnv(raw, options.env ?? process.env, subProblems);
+  const typed: TypedSubstitutions = new Map();
+  const substituted = substituteEnv(raw, options.env ?? process.env, subProblems, typed);
+  const parse = <T>(schema: z.ZodType<T>, value: unknown, prefix: PropertyKey[]) => {
+    const first = schema.safeParse(value);
+    return !first.success && restoreStrings(value, prefix, first.error.issues, typed) ? schema.safeParse(value) : first;
+  };
   for (const p of subProblems) report(p.path, p.message);
 
-  const parsed = engineConfigSchema.safeParse(substituted);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) reportIssue(issue, [], report);
-    throw new ConfigError(problems, file);
-  }
+  const parsed = parse(engineConfigSchema, substituted, []);
+  if (!parsed.success) for (const issue of parsed.error.issues) reportIssue(issue, [], report);
+  const rawModules = (substituted as { modules?: unknown }).modules;
+  const entries = parsed.success
+    ? parsed.data.modules
+    : Array.isArray(rawModules)
+      ? rawModules.map((m) => {
+          const r = moduleEntrySchema.safeParse(m);
+          return r.success ? r.data : undefined;
+        })
+      : [];
 
   const modules: ResolvedModule[] = [];
   const seen = new Set<string>();
-  parsed.data.modules.forEach((entry, i) => {
+  entries.forEach((entry, i) => {
+    if (!entry) return; // its problems were reported by the top-level parse
     const requested = (entry.name ?? entry.class) as string;
     const def = options.modules.find((m) => m.name === requested || m.aliases?.includes(requested));
     if (!def) {
@@ -104,11 +132,11 @@ export function loadConfig(options: LoadOptions): EngineConfig {
     }
     if (seen.has(def.name)) report(['modules', i], `module ${def.name} is listed twice`);
     seen.add(def.name);
-    const result = def.configSchema.safeParse(entry.config ?? {});
+    const result = parse(def.configSchema, entry.config ?? {}, ['modules', i, 'config']);
     if (!result.success) for (const issue of result.error.issues) reportIssue(issue, ['modules', i, 'config'], report);
     else modules.push({ name: def.name, config: result.data });
   });
-  if (problems.length > 0) throw new ConfigError(problems, file);
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems, file);
 
   const config: EngineConfig = {
     ...parsed.data,
@@ -129,13 +157,24 @@ function reportIssue(issue: z.core.$ZodIssue, prefix: PropertyKey[], report: (pa
 }
 
 function lineOf(doc: Document, counter: LineCounter, path: PropertyKey[]): number | undefined {
-  const keys = [...path];
-  while (keys.length >= 0) {
-    const node = keys.length === 0 ? doc.contents : doc.getIn(keys as (string | number)[], true);
-    const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
-    if (range) return counter.linePos(range[0]).line;
-    if (keys.length === 0) return undefined;
-    keys.pop();
+  for (let n = path.length; n >= 0; n--) {
+    const node = n === 0 ? doc.contents : nodeAt(doc, path.slice(0, n));
+    if (node?.range) return counter.linePos(node.range[0]).line;
+  }
+  return undefined;
+}
+
+/** The node that names `path`: the key of a mapping entry, or the item of a sequence. */
+function nodeAt(doc: Document, path: PropertyKey[]): Node | undefined {
+  const parent = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1) as (string | number)[], true);
+  const last = path[path.length - 1];
+  if (isMap(parent)) {
+    const pair = parent.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === last);
+    return isNode(pair?.key) ? pair.key : undefined;
+  }
+  if (isSeq(parent) && typeof last === 'number') {
+    const item = parent.items[last];
+    return isNode(item) ? item : undefined;
   }
   return undefined;
 }

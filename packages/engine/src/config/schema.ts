@@ -7,10 +7,18 @@ export const bridgeSchema = z.strictObject({
   host: host.default('127.0.0.1'),
   port: port.default(49134),
   /** Frames above this size close the connection (close code 1009). */
-  max_frame_bytes: z.number().int().positive().default(64 * 1024 * 1024),
+  max_frame_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024),
   ping_interval_ms: z.number().int().positive().default(20_000),
   /** Per-socket outbound buffer cap; past it the engine stops reading from that worker and refuses calls to it. */
-  max_outbound_buffer_bytes: z.number().int().positive().default(16 * 1024 * 1024),
+  max_outbound_buffer_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(16 * 1024 * 1024),
   trigger_ack_timeout_ms: z.number().int().positive().default(10_000),
 });
 

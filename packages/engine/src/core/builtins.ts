@@ -104,28 +104,25 @@ export function registerBuiltins(deps: BuiltinDeps): void {
       return { workers: rows, timestamp: Date.now() };
     },
   );
-  fn(
-    { id: EngineFunctions.REGISTER_WORKER, description: 'Annotate the calling worker with its runtime metadata' },
-    (data, ctx) => {
-      const conn = ctx.callerWorkerId ? registry.workers.get(ctx.callerWorkerId) : undefined;
-      if (!conn) throw new FlintError('invalid_payload', 'engine::workers::register must be called by a connected worker');
-      const d = input(data);
-      const str = (k: string) => (typeof d[k] === 'string' ? (d[k] as string) : undefined);
-      const meta: WorkerMetadata = {
-        name: str('name'),
-        runtime: str('runtime') ?? 'unknown',
-        version: str('version'),
-        os: str('os'),
-        pid: typeof d.pid === 'number' ? d.pid : undefined,
-        isolation: typeof d.isolation === 'string' ? d.isolation : null,
-        telemetry: typeof d.telemetry === 'object' && d.telemetry !== null ? (d.telemetry as Record<string, unknown>) : undefined,
-      };
-      conn.metadata = meta;
-      registry.emit('workerEvent', 'worker_metadata_updated', conn.id);
-      logger.info({ worker_id: conn.id, pid: meta.pid }, `worker ${meta.name ?? conn.id} (${meta.runtime} ${meta.version ?? ''}) connected`.trim());
-      return { success: true };
-    },
-  );
+  fn({ id: EngineFunctions.REGISTER_WORKER, description: 'Annotate the calling worker with its runtime metadata' }, (data, ctx) => {
+    const conn = ctx.callerWorkerId ? registry.workers.get(ctx.callerWorkerId) : undefined;
+    if (!conn) throw new FlintError('invalid_payload', 'engine::workers::register must be called by a connected worker');
+    const d = input(data);
+    const str = (k: string) => (typeof d[k] === 'string' ? (d[k] as string) : undefined);
+    const meta: WorkerMetadata = {
+      name: str('name'),
+      runtime: str('runtime') ?? 'unknown',
+      version: str('version'),
+      os: str('os'),
+      pid: typeof d.pid === 'number' ? d.pid : undefined,
+      isolation: typeof d.isolation === 'string' ? d.isolation : null,
+      telemetry: typeof d.telemetry === 'object' && d.telemetry !== null ? (d.telemetry as Record<string, unknown>) : undefined,
+    };
+    conn.metadata = meta;
+    registry.emit('workerEvent', 'worker_metadata_updated', conn.id);
+    logger.info({ worker_id: conn.id, pid: meta.pid }, `worker ${meta.name ?? conn.id} (${meta.runtime} ${meta.version ?? ''}) connected`.trim());
+    return { success: true };
+  });
   fn(
     {
       id: EngineFunctions.CREATE_CHANNEL,
@@ -154,7 +151,14 @@ export function registerBuiltins(deps: BuiltinDeps): void {
       (data, ctx) => {
         const d = input(data);
         if (typeof d.message !== 'string') throw new FlintError('invalid_payload', 'message must be a string');
-        const fields = { source: 'worker', worker_id: ctx.callerWorkerId, trace_id: d.trace_id, span_id: d.span_id, service_name: d.service_name, data: d.data };
+        const fields = {
+          source: 'worker',
+          worker_id: ctx.callerWorkerId,
+          trace_id: d.trace_id,
+          span_id: d.span_id,
+          service_name: d.service_name,
+          data: d.data,
+        };
         logger[level](fields, d.message);
         return undefined;
       },
@@ -183,17 +187,22 @@ function registerEngineTriggerTypes(deps: BuiltinDeps): void {
   );
 
   let lastIds = '';
-  let scheduled: NodeJS.Timeout | undefined;
+  let scheduled = false;
   const fireFunctions = () => {
-    scheduled = undefined;
+    scheduled = false;
     const functions = registry.listFunctions();
-    const ids = functions.map((f) => f.function_id).sort().join('\n');
+    const ids = functions
+      .map((f) => f.function_id)
+      .sort()
+      .join('\n');
     if (ids === lastIds) return;
     lastIds = ids;
     for (const t of functionSubscribers.values()) invoker.callVoid(t.function_id, { event: 'functions_changed', functions });
   };
   registry.on('functionsChanged', () => {
-    scheduled ??= setTimeout(fireFunctions, deps.functionsDebounceMs).unref();
+    if (scheduled) return;
+    scheduled = true;
+    setTimeout(fireFunctions, deps.functionsDebounceMs).unref();
   });
   registry.on('workerEvent', (event, workerId) => {
     for (const t of workerSubscribers.values()) invoker.callVoid(t.function_id, { event, worker_id: workerId });

@@ -185,7 +185,11 @@ export class Invoker {
     const ctx: InvocationContext = { functionId, callerWorkerId: opts.caller?.id, traceparent: opts.traceparent, baggage: opts.baggage };
     try {
       const value = provider.handler(data ?? null, ctx);
-      if (value instanceof Promise) value.then((r) => settle(undefined, r), (e: unknown) => settle(toErrorBody(e), undefined));
+      if (value instanceof Promise)
+        value.then(
+          (r) => settle(undefined, r),
+          (e: unknown) => settle(toErrorBody(e), undefined),
+        );
       else settle(undefined, value);
     } catch (e) {
       settle(toErrorBody(e), undefined);

@@ -130,7 +130,10 @@ export class TriggerManager {
       const error = toErrorBody(err, 'trigger_registration_failed');
       if (error.code === 'invocation_failed') error.code = 'trigger_registration_failed';
       if (this.triggers.get(state.record.id) === state) this.forget(state);
-      this.logger.warn({ trigger_id: state.record.id, trigger_type: state.record.type, function_id: state.record.function_id }, `trigger rejected: ${error.message}`);
+      this.logger.warn(
+        { trigger_id: state.record.id, trigger_type: state.record.type, function_id: state.record.function_id },
+        `trigger rejected: ${error.message}`,
+      );
       return { error: { code: error.code, message: error.message } };
     }
     if (this.triggers.get(state.record.id) !== state || state.appliedTo !== type) {

@@ -18,7 +18,10 @@ export const httpConfigSchema = z.strictObject({
   cors: z
     .strictObject({
       origins: z.array(z.string().min(1)).min(1).default(['*']),
-      methods: z.array(z.enum(HTTP_METHODS)).min(1).default([...HTTP_METHODS]),
+      methods: z
+        .array(z.enum(HTTP_METHODS))
+        .min(1)
+        .default([...HTTP_METHODS]),
       headers: z.array(z.string().min(1)).default(['*']),
       credentials: z.boolean().default(false),
       max_age_seconds: z.number().int().min(0).default(600),

@@ -131,8 +131,7 @@ export class HttpPipeline {
         if (problem) sendInternalError(res, this.logger, 'handler_error', problem, { function_id: route.functionId }, cors);
       },
       onError: (error) => this.handlerError(res, route, error, cors),
-      onTimeout: () =>
-        sendError(res, 504, 'handler_timeout', `${route.functionId} did not answer within ${this.config.default_timeout_ms} ms`, {}, cors),
+      onTimeout: () => sendError(res, 504, 'handler_timeout', `${route.functionId} did not answer within ${this.config.default_timeout_ms} ms`, {}, cors),
     });
     cleanup();
   }
@@ -171,7 +170,10 @@ export class HttpPipeline {
       if (problem) sendInternalError(res, this.logger, 'middleware_error', `middleware ${functionId}: ${problem}`, { function_id: functionId }, cors);
       return false;
     }
-    this.logger.warn({ function_id: functionId }, `middleware returned ${result === undefined || result === null ? 'no result' : `an unrecognised action ${JSON.stringify(action ?? null)}`}: continuing`);
+    this.logger.warn(
+      { function_id: functionId },
+      `middleware returned ${result === undefined || result === null ? 'no result' : `an unrecognised action ${JSON.stringify(action ?? null)}`}: continuing`,
+    );
     return true;
   }
 
@@ -189,7 +191,14 @@ export class HttpPipeline {
       if (err instanceof FlintError && err.code === 'invocation_timeout') {
         sendError(res, 504, 'condition_timeout', `condition ${fn} did not answer within ${this.config.middleware_timeout_ms} ms`, {}, cors);
       } else {
-        sendInternalError(res, this.logger, 'condition_error', `condition ${fn} failed: ${err instanceof Error ? err.message : String(err)}`, { function_id: fn }, cors);
+        sendInternalError(
+          res,
+          this.logger,
+          'condition_error',
+          `condition ${fn} failed: ${err instanceof Error ? err.message : String(err)}`,
+          { function_id: fn },
+          cors,
+        );
       }
       return false;
     }
@@ -227,7 +236,14 @@ export class HttpPipeline {
   private notMatched(_req: IncomingMessage, res: ServerResponse, path: string, method: string, cors: Headers): void {
     const methods = this.routes.allowedMethods(path);
     if (methods.length === 0) return sendError(res, 404, 'route_not_found', `No route for ${method} ${path}`, {}, cors);
-    sendError(res, 405, 'method_not_allowed', `${method} is not allowed on ${path}`, { allowed: methods }, { ...cors, allow: allowHeader(methods, this.config.cors !== undefined) });
+    sendError(
+      res,
+      405,
+      'method_not_allowed',
+      `${method} is not allowed on ${path}`,
+      { allowed: methods },
+      { ...cors, allow: allowHeader(methods, this.config.cors !== undefined) },
+    );
   }
 }
 

@@ -24,7 +24,14 @@ export function newErrorId(): string {
 }
 
 /** Sends `{error, code, ...extra}` with the given status unless a response was already started. */
-export function sendError(res: ServerResponse, status: number, code: HttpErrorCode, message: string, extra: Record<string, unknown> = {}, headers: Headers = {}): void {
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  code: HttpErrorCode,
+  message: string,
+  extra: Record<string, unknown> = {},
+  headers: Headers = {},
+): void {
   if (res.headersSent || res.destroyed) return;
   const body = JSON.stringify({ error: message, code, ...extra });
   res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -32,7 +39,14 @@ export function sendError(res: ServerResponse, status: number, code: HttpErrorCo
 }
 
 /** A 500 whose `error_id` is also written to the engine log. */
-export function sendInternalError(res: ServerResponse, logger: Logger, code: HttpErrorCode, message: string, context: Record<string, unknown>, headers: Headers = {}): void {
+export function sendInternalError(
+  res: ServerResponse,
+  logger: Logger,
+  code: HttpErrorCode,
+  message: string,
+  context: Record<string, unknown>,
+  headers: Headers = {},
+): void {
   const errorId = newErrorId();
   logger.error({ ...context, error_id: errorId, code }, message);
   sendError(res, 500, code, message, { error_id: errorId }, headers);
@@ -77,7 +91,14 @@ export function sendResult(res: ServerResponse, result: unknown, baseHeaders: He
   return writeBody(res, status, pairs, baseHeaders, result.body, true);
 }
 
-function writeBody(res: ServerResponse, status: number, pairs: Array<[string, string]>, baseHeaders: Headers, body: unknown, fromApiResponse: boolean): undefined {
+function writeBody(
+  res: ServerResponse,
+  status: number,
+  pairs: Array<[string, string]>,
+  baseHeaders: Headers,
+  body: unknown,
+  fromApiResponse: boolean,
+): undefined {
   const contentType = pairs.find(([k]) => k === 'content-type')?.[1];
   let payload: string | undefined;
   if (body === undefined && fromApiResponse) payload = undefined;

@@ -49,7 +49,10 @@ export function compileRoute(trigger: TriggerRecord): { route: Route; path: stri
   }
   const method = typeof config.http_method === 'string' ? config.http_method.toUpperCase() : undefined;
   if (!method || !(HTTP_METHODS as readonly string[]).includes(method)) {
-    throw new FlintError('trigger_registration_failed', `http_method must be one of ${HTTP_METHODS.join(', ')} (got ${JSON.stringify(config.http_method ?? null)})`);
+    throw new FlintError(
+      'trigger_registration_failed',
+      `http_method must be one of ${HTTP_METHODS.join(', ')} (got ${JSON.stringify(config.http_method ?? null)})`,
+    );
   }
   if (config.condition_function_id !== undefined && (typeof config.condition_function_id !== 'string' || config.condition_function_id === '')) {
     throw new FlintError('trigger_registration_failed', 'condition_function_id must be a non-empty string');

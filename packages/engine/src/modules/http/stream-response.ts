@@ -79,7 +79,13 @@ function applyControl(text: string, headers: Headers, setStatus: (s: number) => 
   } catch {
     return;
   }
-  if (msg.type === 'set_status' && typeof msg.status_code === 'number' && Number.isInteger(msg.status_code) && msg.status_code >= 100 && msg.status_code <= 599) {
+  if (
+    msg.type === 'set_status' &&
+    typeof msg.status_code === 'number' &&
+    Number.isInteger(msg.status_code) &&
+    msg.status_code >= 100 &&
+    msg.status_code <= 599
+  ) {
     setStatus(msg.status_code);
   } else if (msg.type === 'set_headers' && msg.headers && typeof msg.headers === 'object') {
     for (const [k, v] of Object.entries(msg.headers)) if (typeof v === 'string') headers[k.toLowerCase()] = v;
@@ -93,15 +99,16 @@ async function pipeBody(res: ServerResponse, channel: EngineChannel, status: num
   res.flushHeaders();
   let ok = res.write(first);
   for (;;) {
-    if (!ok) await new Promise<void>((resolve) => {
-      const done = () => {
-        res.off('drain', done);
-        res.off('close', done);
-        resolve();
-      };
-      res.once('drain', done);
-      res.once('close', done);
-    });
+    if (!ok)
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.once('drain', done);
+        res.once('close', done);
+      });
     if (res.destroyed) return;
     const item = await channel.read();
     if (item === null) break;
