@@ -14,5 +14,7 @@ export default defineConfig({
     // The default reporter lists skipped tests and suites; the reason for a skip is printed by the
     // test file itself (describe.skipIf(...) with a console message), which the default reporter shows.
     reporters: ['default'],
+    // iii-sdk prints `[iii] …` / `[OTel] …` status lines for every worker it starts; they are noise here.
+    onConsoleLog: (line) => !/^\[(iii|OTel)\]/.test(line),
   },
 });

@@ -55,7 +55,9 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const logger = options.logger ?? createLogger({ level: config.log.level, format: config.log.format });
 
   const registry = new Registry();
-  const triggers = new TriggerManager(logger.child({ component: 'triggers' }));
+  const triggers = new TriggerManager(logger.child({ component: 'triggers' }), (t, owner, outcome) => {
+    if (owner && !owner.closed) owner.send({ type: 'triggerregistrationresult', id: t.id, trigger_type: t.type, function_id: t.function_id, ...outcome });
+  });
   const invoker = new Invoker(
     registry,
     { defaultTimeoutMs: config.invocation_timeout_ms, maxCallsInFlightPerWorker: config.max_invocations_per_worker },

@@ -5,7 +5,7 @@
 import type { Engine } from '@flint/engine';
 import { EngineFunctions } from '@flint/protocol';
 import { FlintInvocationError, type Worker as FlintWorker } from '@flint/sdk';
-import { Logger as IiiLogger, type ISdk } from 'iii-sdk';
+import { type ISdk, Logger as IiiLogger } from 'iii-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   RawClient,
@@ -75,7 +75,14 @@ describe('bridge: raw protocol frames', () => {
     engine = await startTestEngine();
     const c = await RawClient.connect(engine.bridgeUrl);
     const id = uid('trg');
-    c.send({ type: 'registertrigger', id, trigger_type: 'engine::functions-available', function_id: 'raw::on-fns', config: {}, message_type: 'registertrigger' });
+    c.send({
+      type: 'registertrigger',
+      id,
+      trigger_type: 'engine::functions-available',
+      function_id: 'raw::on-fns',
+      config: {},
+      message_type: 'registertrigger',
+    });
     const result = await c.waitFrame((f) => f.type === 'triggerregistrationresult' && f.id === id);
     expect(result.error).toBeUndefined();
     const t = await findTrigger(engine, (x) => x.id === id);
@@ -138,6 +145,24 @@ describe('bridge: raw protocol frames', () => {
     await c.waitFrame((f) => f.type === 'pong');
     expect(engine.stats().telemetryFrames).toBe(before + 1);
     expect(c.ofType('error')).toEqual([]);
+  });
+
+  it('forwards only the first of two results a buggy worker sends for one invocation', async () => {
+    engine = await startTestEngine();
+    const provider = await RawClient.connect(engine.bridgeUrl);
+    provider.send({ type: 'registerfunction', id: 'dup::fn' });
+    await provider.roundTrip();
+    const caller = await RawClient.connect(engine.bridgeUrl);
+    const result = caller.invoke('dup::fn', { x: 1 });
+    const call = await provider.waitFrame((f) => f.type === 'invokefunction' && f.function_id === 'dup::fn');
+    expect(call.invocation_id).toMatch(UUID_RE);
+    expect(call.data).toEqual({ x: 1 });
+    provider.send({ type: 'invocationresult', invocation_id: call.invocation_id, function_id: 'dup::fn', result: 'first' });
+    provider.send({ type: 'invocationresult', invocation_id: call.invocation_id, function_id: 'dup::fn', result: 'second' });
+    await provider.roundTrip(); // the engine has handled both results
+    expect((await result).result).toBe('first');
+    await caller.roundTrip(); // anything the engine forwarded before this pong has arrived
+    expect(caller.ofType('invocationresult').map((f) => f.result)).toEqual(['first']);
   });
 
   it('answers function_not_found for an unknown function', async () => {

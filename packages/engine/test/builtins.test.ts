@@ -43,7 +43,13 @@ describe('built-in listings', () => {
     expect(visible.error).toBeUndefined();
     const ids = (visible.result.functions as { function_id: string }[]).map((f) => f.function_id);
     expect(ids).toEqual(['app::hello']);
-    expect(visible.result.functions[0]).toEqual({ function_id: 'app::hello', description: 'says hi', request_format: null, response_format: null, metadata: null });
+    expect(visible.result.functions[0]).toEqual({
+      function_id: 'app::hello',
+      description: 'says hi',
+      request_format: null,
+      response_format: null,
+      metadata: null,
+    });
 
     const all = await raw.invoke(EngineFunctions.LIST_FUNCTIONS, { include_internal: true });
     const allIds = (all.result.functions as { function_id: string }[]).map((f) => f.function_id);
@@ -80,7 +86,14 @@ describe('built-in listings', () => {
   it('engine::triggers::list lists triggers and hides those of engine:: functions by default', async () => {
     engine = await startTestEngine();
     const raw = await RawClient.connect(engine.bridgeUrl);
-    raw.send({ type: 'registertrigger', id: 'user-trg', trigger_type: EngineTriggers.WORKERS_AVAILABLE, function_id: 'app::on', config: {}, metadata: { m: 1 } });
+    raw.send({
+      type: 'registertrigger',
+      id: 'user-trg',
+      trigger_type: EngineTriggers.WORKERS_AVAILABLE,
+      function_id: 'app::on',
+      config: {},
+      metadata: { m: 1 },
+    });
     raw.send({ type: 'registertrigger', id: 'internal-trg', trigger_type: EngineTriggers.WORKERS_AVAILABLE, function_id: 'engine::something', config: {} });
     await raw.waitFrame((f) => f.type === 'triggerregistrationresult' && f.id === 'internal-trg');
     await raw.waitFrame((f) => f.type === 'triggerregistrationresult' && f.id === 'user-trg');
@@ -122,7 +135,16 @@ describe('built-in listings', () => {
       const rows = await listWorkers(engine);
       return rows.length === 1 ? rows : undefined;
     });
-    expect(row).toMatchObject({ id: raw.workerId, name: 'raw-one', runtime: 'deno', version: '9.9.9', os: 'plan9', pid: 4242, function_count: 0, functions: [] });
+    expect(row).toMatchObject({
+      id: raw.workerId,
+      name: 'raw-one',
+      runtime: 'deno',
+      version: '9.9.9',
+      os: 'plan9',
+      pid: 4242,
+      function_count: 0,
+      functions: [],
+    });
 
     announce({ runtime: 'deno', version: '10.0.0', name: 'raw-renamed', os: 'plan9', pid: 4242 });
     await raw.roundTrip();
@@ -180,9 +202,11 @@ describe.each(SDK_KINDS)('built-ins with a %s worker', (kind: SdkKind) => {
     await started.promise;
     const busy = await listWorkers(engine, row.id);
     expect(busy[0]?.active_invocations).toBe(1);
+    expect(busy[0]?.status).toBe('busy');
     gate.resolve();
     expect((await pending).result).toBe(2);
-    await waitFor(async () => (await listWorkers(engine, row.id))[0]?.active_invocations === 0, 1000, 'active_invocations back to 0');
+    const idle = await waitFor(async () => (await listWorkers(engine, row.id)).find((x) => x.active_invocations === 0), 1000, 'active_invocations back to 0');
+    expect(idle.status).toBe('available');
   });
 
   it('engine::functions-available fires on change (not by polling) with the new function list', async () => {
@@ -247,7 +271,9 @@ describe.each(SDK_KINDS)('built-ins with a %s worker', (kind: SdkKind) => {
     engine = await startTestEngine();
     const request_format = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
     const response_format = { type: 'string' };
-    await startWorker(kind, engine, (x) => x.registerFunction('meta::greet', () => 'hi', { description: 'greets', request_format, response_format, metadata: { team: 'a' } }));
+    await startWorker(kind, engine, (x) =>
+      x.registerFunction('meta::greet', () => 'hi', { description: 'greets', request_format, response_format, metadata: { team: 'a' } }),
+    );
     await waitForFunction(engine, 'meta::greet');
     const info = (await listFunctions(engine)).find((f) => f.function_id === 'meta::greet');
     expect(info).toEqual({ function_id: 'meta::greet', description: 'greets', request_format, response_format, metadata: { team: 'a' } });

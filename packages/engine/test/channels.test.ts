@@ -8,7 +8,18 @@ import type { Engine } from '@flint/engine';
 import { type ChannelRef, EngineFunctions } from '@flint/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type AnyChannelEnd, RawClient, SDK_KINDS, type SdkKind, cleanup, startTestEngine, startWorker, upgradeStatus, waitFor, within } from './support/harness.js';
+import {
+  type AnyChannelEnd,
+  RawClient,
+  SDK_KINDS,
+  type SdkKind,
+  cleanup,
+  startTestEngine,
+  startWorker,
+  upgradeStatus,
+  waitFor,
+  within,
+} from './support/harness.js';
 
 afterEach(cleanup);
 

@@ -141,6 +141,7 @@ export class Worker extends EventEmitter<{
   private readonly functions = new Map<string, { message: RegisterFunctionMessage; handler: Handler }>();
   private readonly triggers = new Map<string, TriggerEntry>();
   private readonly triggerTypes = new Map<string, { message: RegisterTriggerTypeMessage; handler: TriggerTypeHandler }>();
+  private readonly services = new Map<string, object>();
   private readonly pending = new Map<string, Pending>();
   private outbox: Record<string, unknown>[] = [];
 
@@ -216,6 +217,13 @@ export class Worker extends EventEmitter<{
     };
   }
 
+  /** Describes a service (a group of functions) for consoles; purely descriptive. */
+  registerService(service: { id: string; name?: string; description?: string; parent_service_id?: string }): void {
+    const message = { type: 'registerservice', ...service, name: service.name ?? service.id };
+    this.services.set(service.id, message);
+    this.sendNow(message);
+  }
+
   /** Calls a function. Sync calls resolve with its result; `TriggerAction.Void()` resolves at once. */
   trigger<I = unknown, O = unknown>(request: TriggerRequest<I>): Promise<O> {
     const scope = invocationScope.getStore();
@@ -223,10 +231,10 @@ export class Worker extends EventEmitter<{
     if (scope?.traceparent) frame.traceparent = scope.traceparent;
     if (scope?.baggage) frame.baggage = scope.baggage;
     if (request.action) frame.action = request.action;
+    if (this.state === 'shutdown') return Promise.reject(new FlintInvocationError('worker_shutting_down', 'the worker is shut down', request.function_id));
     if (request.action?.type === 'void') {
       return this.send(frame) ? Promise.resolve(undefined as O) : Promise.reject(this.queueFull(request.function_id));
     }
-    if (this.state === 'shutdown') return Promise.reject(new FlintInvocationError('worker_shutting_down', 'the worker is shut down', request.function_id));
     const id = randomUUID();
     frame.invocation_id = id;
     if (request.timeoutMs !== undefined) frame.timeout_ms = request.timeoutMs;
@@ -303,6 +311,7 @@ export class Worker extends EventEmitter<{
     this.attempt = 0;
     // Full replay: the engine gave this connection a new worker id and knows nothing of it yet.
     for (const { message } of this.triggerTypes.values()) this.sendNow(message);
+    for (const message of this.services.values()) this.sendNow(message);
     for (const { message } of this.functions.values()) this.sendNow(message);
     for (const { message } of this.triggers.values()) this.sendNow(message);
     const queued = this.outbox;

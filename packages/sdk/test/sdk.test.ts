@@ -19,7 +19,15 @@ const disposers: (() => Promise<void> | void)[] = [];
 const track = (dispose: () => Promise<void> | void) => disposers.push(dispose);
 
 afterEach(async () => {
-  while (disposers.length > 0) await (disposers.pop() as () => Promise<void> | void)();
+  const errors: unknown[] = [];
+  while (disposers.length > 0) {
+    try {
+      await (disposers.pop() as () => Promise<void> | void)();
+    } catch (err) {
+      errors.push(err);
+    }
+  }
+  if (errors.length > 0) throw errors[0];
 });
 
 async function waitFor<T>(predicate: () => T | Promise<T>, timeoutMs = 2000, what = 'condition'): Promise<NonNullable<T>> {
@@ -156,16 +164,30 @@ describe.each(['flint', 'iii'] as const)('reconnect with a %s worker', (kind) =>
     if (kind === 'flint') {
       const w = worker(url);
       w.registerFunction('rc::echo', handler);
+      w.registerFunction('rc::watch', () => null);
+      w.registerTrigger({ type: 'engine::workers-available', function_id: 'rc::watch', config: { kept: true } });
       call = (payload) => w.trigger({ function_id: 'rc::echo', payload });
       isConnected = () => w.connected;
     } else {
-      const w = registerIiiWorker(url, { workerName: 'iii-rc', otel: { enabled: false }, enableMetricsReporting: false, reconnectionConfig: { initialDelayMs: 50, maxDelayMs: 200 } });
+      const w = registerIiiWorker(url, {
+        workerName: 'iii-rc',
+        otel: { enabled: false },
+        enableMetricsReporting: false,
+        reconnectionConfig: { initialDelayMs: 50, maxDelayMs: 200 },
+      });
       track(() => w.shutdown());
       w.registerFunction('rc::echo', handler);
+      w.registerFunction('rc::watch', async () => null);
+      w.registerTrigger({ type: 'engine::workers-available', function_id: 'rc::watch', config: { kept: true } });
       call = (payload) => w.trigger({ function_id: 'rc::echo', payload });
     }
     await waitFor(() => listed(first, 'rc::echo'), 2000, 'registration on the first engine');
     expect(await call('before')).toEqual({ echoed: 'before' });
+    const triggerIds = await waitFor(async () => {
+      const list = ((await first.invoke('engine::triggers::list', {})) as { triggers: { id: string; function_id: string }[] }).triggers;
+      const ids = list.filter((t) => t.function_id === 'rc::watch').map((t) => t.id);
+      return ids.length === 1 ? ids : undefined;
+    });
 
     // stop() resolves once every worker socket is closed; the Flint SDK also reports it.
     await first.stop();
@@ -178,6 +200,18 @@ describe.each(['flint', 'iii'] as const)('reconnect with a %s worker', (kind) =>
       echoed: 'while-down',
     });
     expect(listed(second, 'rc::echo')).toBe(true);
+    // The trigger was replayed too, with the same id.
+    const triggersOn = async (engine: Engine) =>
+      ((await engine.invoke('engine::triggers::list', {})) as { triggers: { id: string; function_id: string; status: string }[] }).triggers.filter(
+        (t) => t.function_id === 'rc::watch',
+      );
+    expect(triggerIds).toHaveLength(1);
+    const replayed = await waitFor(async () => {
+      const list = await triggersOn(second);
+      return list.length === 1 ? list : undefined;
+    });
+    expect(replayed.map((t) => t.id)).toEqual(triggerIds);
+    expect(replayed[0]?.status).toBe('active');
     // Another worker can call the replayed function on the new engine.
     const caller = worker(second.bridgeUrl);
     expect(await caller.trigger({ function_id: 'rc::echo', payload: 'from-caller' })).toEqual({ echoed: 'from-caller' });

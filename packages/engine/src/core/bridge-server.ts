@@ -286,12 +286,15 @@ export class BridgeServer {
     const { registry, invoker, triggers } = this.deps;
     for (const id of [...conn.functions]) registry.unregisterWorkerFunction(conn, id);
     invoker.stopExecuting(conn);
+    // Its trigger types go first (synchronously), so that forwarded triggers still awaiting this
+    // worker's answer are parked for the next provider rather than failed.
+    const removal = triggers.removeOwnedBy(conn);
     for (const ack of conn.triggerAcks.values()) {
       clearTimeout(ack.timer);
       ack.reject(new FlintError('trigger_registration_failed', 'the worker providing this trigger type disconnected'));
     }
     conn.triggerAcks.clear();
-    await triggers.removeOwnedBy(conn);
+    await removal;
     registry.removeWorker(conn);
   }
 

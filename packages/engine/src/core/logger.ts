@@ -15,13 +15,25 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? 'info';
   const destination = options.destination ?? process.stdout;
   if (options.format === 'json') return pino({ level, base: undefined }, destination);
-  const stream = pretty({
-    destination,
-    sync: true,
-    colorize: (destination as { isTTY?: boolean }).isTTY === true,
-    translateTime: 'HH:MM:ss.l',
-    ignore: 'pid,hostname',
-    singleLine: true,
-  });
-  return pino({ level, base: undefined }, stream);
+  return pino({ level, base: undefined }, prettyStream(destination));
+}
+
+// One pretty stream per destination: each one adds listeners to its destination, so engines created
+// one after another (tests, embedding) share it instead of piling them up.
+const prettyStreams = new WeakMap<NodeJS.WritableStream, NodeJS.WritableStream>();
+
+function prettyStream(destination: NodeJS.WritableStream): NodeJS.WritableStream {
+  let stream = prettyStreams.get(destination);
+  if (!stream) {
+    stream = pretty({
+      destination,
+      sync: true,
+      colorize: (destination as { isTTY?: boolean }).isTTY === true,
+      translateTime: 'HH:MM:ss.l',
+      ignore: 'pid,hostname',
+      singleLine: true,
+    });
+    prettyStreams.set(destination, stream);
+  }
+  return stream;
 }

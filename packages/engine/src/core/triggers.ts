@@ -30,7 +30,14 @@ export class TriggerManager {
   private readonly triggers = new Map<string, TriggerState>();
   private readonly types = new Map<string, TypeEntry>();
 
-  constructor(private readonly logger: Logger) {}
+  /**
+   * @param onLateOutcome told the outcome of triggers applied later than their registration (a parked
+   *   trigger meeting its provider), so that the owner can still hear about a rejection.
+   */
+  constructor(
+    private readonly logger: Logger,
+    private readonly onLateOutcome: (trigger: TriggerRecord, ownerConn: WorkerConnection | undefined, outcome: RegistrationOutcome) => void = () => {},
+  ) {}
 
   get size(): number {
     return this.triggers.size;
@@ -43,7 +50,9 @@ export class TriggerManager {
     this.types.set(def.id, entry);
     ownerConn?.triggerTypes.add(def.id);
     for (const state of this.triggers.values()) {
-      if (state.record.type === def.id && state.status === 'parked') void this.apply(state);
+      if (state.record.type === def.id && state.status === 'parked') {
+        void this.apply(state).then((outcome) => this.onLateOutcome(state.record, state.ownerConn, outcome));
+      }
     }
     return () => this.unregisterType(def.id, ownerConn);
   }
@@ -127,6 +136,10 @@ export class TriggerManager {
     try {
       await type.provider.registerTrigger(state.record);
     } catch (err) {
+      if (this.triggers.get(state.record.id) === state && state.appliedTo !== type) {
+        // The provider left while validating: the trigger waits for the next one.
+        return { parked: true };
+      }
       const error = toErrorBody(err, 'trigger_registration_failed');
       if (error.code === 'invocation_failed') error.code = 'trigger_registration_failed';
       if (this.triggers.get(state.record.id) === state) this.forget(state);
