@@ -20,6 +20,12 @@ worker.registerFunction(
   },
 );
 
+// The same greeting over HTTP (flint-http module): GET http://127.0.0.1:3111/hello/Ada
+worker.registerFunction('hello::http', (req) => ({ status_code: 200, body: { message: `Hello, ${req.path_params.name}!` } }), {
+  description: 'Greets over HTTP: GET /hello/:name',
+});
+worker.registerTrigger({ type: 'http', function_id: 'hello::http', config: { api_path: '/hello/:name', http_method: 'GET' } });
+
 worker.on('connected', () => console.log('hello-world worker connected; try: npx flint trigger --function-id hello::world --payload \'{"name":"Ada"}\''));
 
 const stop = () => worker.shutdown().then(() => process.exit(0));
