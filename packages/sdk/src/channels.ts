@@ -21,6 +21,15 @@ export class ChannelWriter {
       write: (chunk: Buffer, _enc, callback) => {
         this.socket().then((ws) => sendChunks(ws, chunk, callback), callback);
       },
+      destroy: (err, callback) => {
+        // A failed writer closes abnormally so the reader (or the HTTP client) sees the data is incomplete.
+        if (this.opened)
+          this.opened.then(
+            (ws) => ws.close(err ? 1011 : 1000, err ? 'writer failed' : 'channel_close'),
+            () => {},
+          );
+        callback(err);
+      },
       final: (callback) => {
         this.socket().then(
           (ws) => {
@@ -127,7 +136,11 @@ export class ChannelReader {
       }
       if (!this.stream.push(buf)) ws.pause();
     });
-    ws.once('close', () => this.stream.push(null));
+    ws.once('close', (code, reason) => {
+      // 1000/1005 is a normal end; anything else (writer failed, body too large, engine stopping) is an error.
+      if (code === 1000 || code === 1005) this.stream.push(null);
+      else this.stream.destroy(new Error(`channel closed (${code}${reason.length ? `: ${reason.toString()}` : ''})`));
+    });
     ws.once('error', (err) => this.stream.destroy(err));
   }
 }

@@ -112,8 +112,14 @@ export class BridgeServer {
       return rejectUpgrade(socket, 400, { error: 'Query parameter dir must be "read" or "write"', code: 'invalid_frame' });
     }
     const id = decodeURIComponent(url.pathname.slice('/ws/channels/'.length));
-    const channel = this.deps.channels.lookup(id, url.searchParams.get('key'));
-    if (!channel) return rejectUpgrade(socket, 404, { error: 'Channel not found', code: 'channel_not_found' });
+    const key = url.searchParams.get('key');
+    const channel = this.deps.channels.lookup(id, key);
+    if (!channel) {
+      // A worker arriving just after the engine finished with a channel (e.g. the HTTP client left)
+      // gets a clean close instead of an error its stream may not handle.
+      if (this.deps.channels.wasClosed(id, key)) return this.wss.handleUpgrade(req, socket, head, (ws) => ws.close(1000, 'channel closed'));
+      return rejectUpgrade(socket, 404, { error: 'Channel not found', code: 'channel_not_found' });
+    }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       if (dir === 'read' ? channel.readerTaken : channel.writerTaken) {
         ws.close(1008, `the ${dir} end of this channel is already taken`);

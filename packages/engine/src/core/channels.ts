@@ -4,6 +4,9 @@ import type { WebSocket } from 'ws';
 import type { Logger } from './logger.js';
 import type { ChannelItem, ChannelService, EngineChannel } from './module-api.js';
 
+const RECENT_MS = 60_000;
+const RECENT_MAX = 10_000;
+
 export interface ChannelOptions {
   defaultBufferSize: number;
   /** Channels whose two ends were not both taken within this time are removed. */
@@ -20,6 +23,7 @@ export class Channel implements EngineChannel {
   private readonly items: ChannelItem[] = [];
   private ended = false;
   private destroyed = false;
+  aborted = false;
   private waitingReader: ((item: ChannelItem | null) => void) | undefined;
   private drainWaiters: (() => void)[] = [];
   private readonly sockets = new Set<WebSocket>();
@@ -83,16 +87,23 @@ export class Channel implements EngineChannel {
     ws.once('close', () => this.sockets.delete(ws));
   }
 
-  destroy(reason = 'channel closed'): void {
+  /** Ends the channel as failed: the reader sees the end, and `aborted` tells it the data is incomplete. */
+  abort(): void {
+    this.aborted = true;
+    this.end();
+  }
+
+  destroy(reason = 'channel closed', code = 1000): void {
     if (this.destroyed) return;
     this.destroyed = true;
     this.ended = true;
+    if (code !== 1000) this.aborted = true;
     this.items.length = 0;
     const reader = this.waitingReader;
     this.waitingReader = undefined;
     reader?.(null);
     this.releaseWriters();
-    for (const ws of this.sockets) if (ws.readyState === ws.OPEN) ws.close(1000, reason);
+    for (const ws of this.sockets) if (ws.readyState === ws.OPEN) ws.close(code, reason);
     this.onDestroy(this);
   }
 
@@ -106,6 +117,7 @@ export class Channel implements EngineChannel {
 /** Creates channels, serves their WebSocket ends and sweeps abandoned ones. */
 export class ChannelManager implements ChannelService {
   private readonly channels = new Map<string, Channel>();
+  private readonly recentlyClosed = new Map<string, { key: string; at: number }>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -121,9 +133,24 @@ export class ChannelManager implements ChannelService {
 
   create(bufferSize?: number): Channel {
     const size = Math.max(1, Math.min(1024, Math.floor(bufferSize ?? this.options.defaultBufferSize)));
-    const channel = new Channel(randomUUID(), randomUUID(), size, (c) => this.channels.delete(c.id));
+    const channel = new Channel(randomUUID(), randomUUID(), size, (c) => this.forget(c));
     this.channels.set(channel.id, channel);
     return channel;
+  }
+
+  /** True for a channel removed in the last minute: a late socket is closed cleanly rather than refused. */
+  wasClosed(id: string, key: string | null): boolean {
+    const entry = this.recentlyClosed.get(id);
+    return entry !== undefined && entry.key === key && entry.at > Date.now() - RECENT_MS;
+  }
+
+  private forget(channel: Channel): void {
+    this.channels.delete(channel.id);
+    this.recentlyClosed.set(channel.id, { key: channel.accessKey, at: Date.now() });
+    if (this.recentlyClosed.size > RECENT_MAX) {
+      const oldest = this.recentlyClosed.keys().next().value;
+      if (oldest !== undefined) this.recentlyClosed.delete(oldest);
+    }
   }
 
   /** Finds a channel for a socket end; undefined when the id or key does not match. */
@@ -143,8 +170,12 @@ export class ChannelManager implements ChannelService {
         void channel.drained().then(() => ws.resume());
       }
     });
-    // Give frames already in flight a moment, as upstream does, then end the channel.
-    ws.once('close', () => setTimeout(() => channel.end(), 10));
+    // A normal close ends the channel after a moment for frames in flight (as upstream does); a
+    // dropped or failed writer aborts it, so a reader can tell the data is incomplete.
+    ws.once('close', (code) => {
+      if (code === 1000 || code === 1005) setTimeout(() => channel.end(), 10);
+      else channel.abort();
+    });
   }
 
   /** Serves the reader end: items go out as frames in order; the socket closes at the end. */
@@ -161,7 +192,8 @@ export class ChannelManager implements ChannelService {
         const item = await channel.read();
         if (!open) return;
         if (item === null) {
-          ws.close(1000, 'channel_end');
+          if (channel.aborted) ws.close(1011, 'channel aborted by its writer');
+          else ws.close(1000, 'channel_end');
           channel.destroy();
           return;
         }

@@ -70,8 +70,10 @@ export interface EngineChannel {
   end(): void;
   /** Engine reads the next item; null at the end of the channel. */
   read(): Promise<ChannelItem | null>;
-  /** Removes the channel and closes any sockets attached to it. */
-  destroy(reason?: string): void;
+  /** True when the channel ended abnormally (its writer dropped, or it was destroyed with an error code). */
+  readonly aborted: boolean;
+  /** Removes the channel and closes any sockets attached to it (close `code`, default 1000). */
+  destroy(reason?: string, code?: number): void;
 }
 
 export interface ChannelService {

@@ -57,7 +57,7 @@ export function streamBody(req: IncomingMessage, channel: EngineChannel, limit: 
       if (size > limit) {
         req.off('data', onData);
         req.pause();
-        channel.end();
+        channel.destroy('payload_too_large', 1009);
         reject(new BodyTooLarge());
         return;
       }
@@ -68,8 +68,13 @@ export function streamBody(req: IncomingMessage, channel: EngineChannel, limit: 
     };
     req.on('data', onData);
     req.once('error', (err) => {
-      channel.end();
+      channel.destroy('request aborted', 1001);
       reject(err);
+    });
+    req.once('close', () => {
+      if (req.complete) return;
+      channel.destroy('request aborted', 1001);
+      reject(new Error('request aborted'));
     });
     req.once('end', () => {
       channel.end();

@@ -5,7 +5,7 @@ import type { EngineChannel, ModuleContext } from '../../core/module-api.js';
 import { BodyTooLarge, InvalidJson, hasBody, isJsonContentType, readJson, streamBody } from './body.js';
 import type { HttpConfig } from './config.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
-import { type Headers, sendError, sendInternalError, sendResult } from './respond.js';
+import { type Headers, newErrorId, sendError, sendInternalError, sendResult } from './respond.js';
 import type { Route, RouteTable } from './routes.js';
 import { streamResponse } from './stream-response.js';
 
@@ -132,6 +132,10 @@ export class HttpPipeline {
       },
       onError: (error) => this.handlerError(res, route, error, cors),
       onTimeout: () => sendError(res, 504, 'handler_timeout', `${route.functionId} did not answer within ${this.config.default_timeout_ms} ms`, {}, cors),
+      onStreamError: (error) => {
+        const message = error instanceof Error ? error.message : String(error);
+        this.logger.error({ function_id: route.functionId, error_id: newErrorId() }, `handler failed after its streamed response started: ${message}`);
+      },
     });
     cleanup();
   }

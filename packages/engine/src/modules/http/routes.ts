@@ -15,7 +15,9 @@ export interface Route {
 }
 
 const PARAM = /^:[A-Za-z_][A-Za-z0-9_]*$/;
-const STATIC = /^[A-Za-z0-9\-._~!$&'+,;=@%]+$/;
+// Unreserved and sub-delim characters only: a percent-encoded segment could never match (paths are
+// compared decoded), so it is refused rather than registered unreachable.
+const STATIC = /^[A-Za-z0-9\-._~!$&'+,;=@]+$/;
 
 /** Splits an api_path into segments, refusing anything but static segments and whole `:name` segments. */
 export function normalizePath(apiPath: string): string[] {
@@ -80,9 +82,16 @@ export interface RouteMatch {
   params: Record<string, string>;
 }
 
-/** The route table: a radix tree per method (find-my-way), one route per method + path shape. */
+const newRouter = () => FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 2048 });
+
+/**
+ * The route table: a radix tree per method (find-my-way), one route per method + path shape.
+ * find-my-way rebuilds its tree on every removal, so removals only mark the tree stale and it is
+ * rebuilt once, on the next lookup (a worker with 1,000 routes leaving costs one rebuild, not 1,000).
+ */
 export class RouteTable {
-  private readonly router = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 2048 });
+  private router = newRouter();
+  private stale = false;
   /** Key = method + path with parameter names erased, so /u/:id and /u/:uid conflict. */
   private readonly byShape = new Map<string, { route: Route; path: string }>();
   private readonly byTrigger = new Map<string, string>();
@@ -102,29 +111,39 @@ export class RouteTable {
       );
     }
     this.remove(trigger.id);
-    this.router.on(route.method, path, noop, route);
     this.byShape.set(shape, { route, path });
     this.byTrigger.set(trigger.id, shape);
+    if (!this.stale) this.router.on(route.method, path, noop, route);
   }
 
   remove(triggerId: string): void {
     const shape = this.byTrigger.get(triggerId);
     if (shape === undefined) return;
-    const entry = this.byShape.get(shape);
     this.byTrigger.delete(triggerId);
     this.byShape.delete(shape);
-    if (entry) this.router.off(entry.route.method, entry.path);
+    this.stale = true;
   }
 
   find(method: string, path: string): RouteMatch | undefined {
-    const found = this.router.find(method as HttpMethod, path);
+    const found = this.current().find(method as HttpMethod, path);
     if (!found) return undefined;
     return { route: found.store as Route, params: found.params as Record<string, string> };
   }
 
   /** Methods served at a path (for 405 `Allow` and CORS preflight). */
   allowedMethods(path: string): HttpMethod[] {
-    return HTTP_METHODS.filter((m) => this.router.find(m, path) !== null);
+    const router = this.current();
+    return HTTP_METHODS.filter((m) => router.find(m, path) !== null);
+  }
+
+  private current(): ReturnType<typeof newRouter> {
+    if (this.stale) {
+      const router = newRouter();
+      for (const { route, path } of this.byShape.values()) router.on(route.method, path, noop, route);
+      this.router = router;
+      this.stale = false;
+    }
+    return this.router;
   }
 }
 

@@ -15,6 +15,8 @@ export interface StreamResponseOptions {
   onResult(value: unknown): void;
   onError(error: unknown): void;
   onTimeout(): void;
+  /** The handler failed after the body started: the response is cut off (the client sees it truncated). */
+  onStreamError(error: unknown): void;
 }
 
 /**
@@ -65,6 +67,13 @@ export async function streamResponse(o: StreamResponseOptions): Promise<void> {
         continue;
       }
       clearTimeout(timer);
+      // Past this point the response is committed: a handler failure can only cut it off. A time-out
+      // is not a failure here (a long SSE stream outlives the invocation time-out).
+      void result.then((r) => {
+        if (r.ok || isTimeout(r.error) || o.res.writableEnded) return;
+        o.onStreamError(r.error);
+        o.channel.destroy('handler failed', 1011);
+      });
       return await pipeBody(o.res, o.channel, status, headers, item.data);
     }
   } finally {
@@ -114,5 +123,10 @@ async function pipeBody(res: ServerResponse, channel: EngineChannel, status: num
     if (item === null) break;
     if (item.kind === 'binary') ok = res.write(item.data);
   }
-  res.end();
+  if (channel.aborted) res.destroy();
+  else res.end();
+}
+
+function isTimeout(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'invocation_timeout';
 }
