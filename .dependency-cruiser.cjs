@@ -57,10 +57,11 @@ module.exports = {
     // ---- inside packages/engine/src (design.md §2) ----
     {
       name: 'engine-core-not-to-modules-or-adapters',
-      comment: 'core/ never imports a module or an adapter: modules plug into core through the module API.',
+      comment:
+        'core/ never imports a module or an adapter implementation: modules plug into core through the module API, which may name adapter interfaces (adapters/<capability>/types.ts).',
       severity: 'error',
       from: { path: `${ENGINE}core/` },
-      to: { path: `${ENGINE}(modules|adapters)/` },
+      to: { path: `${ENGINE}(modules|adapters)/`, pathNot: `${ENGINE}adapters/[^/]+/types\\.ts$` },
     },
     {
       name: 'engine-core-not-to-config-or-root',

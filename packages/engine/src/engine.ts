@@ -1,4 +1,5 @@
 import type { FunctionInfo } from '@flint/protocol';
+import { openKvStore } from './adapters/kv/index.js';
 import { loadConfig } from './config/load.js';
 import type { EngineConfig } from './config/schema.js';
 import { BridgeServer } from './core/bridge-server.js';
@@ -95,6 +96,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     listFunctions: (includeInternal) => registry.listFunctions(includeInternal),
     channels,
     telemetry,
+    openKvStore: (adapter) => openKvStore(adapter, { configDir: config.configDir }),
     setEnqueueHandler: (handler) => {
       invoker.enqueueHandler = handler;
     },

@@ -1,4 +1,5 @@
 import type { ChannelRef, FunctionInfo } from '@flint/protocol';
+import type { KvAdapterConfig, KvStore } from '../adapters/kv/types.js';
 import type { Logger } from './logger.js';
 
 /** What a function handler inside the engine (built-in or module) receives besides its input. */
@@ -110,6 +111,8 @@ export interface ModuleContext {
   listFunctions(includeInternal?: boolean): FunctionInfo[];
   readonly channels: ChannelService;
   readonly telemetry: TelemetrySource;
+  /** Opens the key-value store an adapter config names (relative file paths resolve against configDir). */
+  openKvStore(config: KvAdapterConfig): Promise<KvStore>;
   /** Lets the queue module take over `enqueue` invocations. */
   setEnqueueHandler(handler: (queue: string, functionId: string, data: unknown) => Promise<string>): void;
 }

@@ -1,0 +1,80 @@
+import { z } from 'zod';
+
+/** What a read finds: `exists` is false for a missing key (a key may exist and hold `null`). */
+export interface KvEntry {
+  exists: boolean;
+  value: unknown;
+}
+
+/** The value before a write; `old_value` is `null` when the key did not exist. */
+export interface KvWriteResult {
+  existed: boolean;
+  old_value: unknown;
+}
+
+export interface KvUpdateResult<R = unknown> extends KvWriteResult {
+  new_value: unknown;
+  /** Whatever the updater returned besides the value (e.g. per-op errors). */
+  extra: R;
+}
+
+/**
+ * Computes a new value from the current entry. It must be pure: a store may call it more than once
+ * (an optimistic transaction that lost a race is retried).
+ */
+export type KvUpdater<R = unknown> = (current: KvEntry) => { value: unknown; extra: R };
+
+/**
+ * A key-value store of JSON values grouped by scope. Every method is atomic per key; a write resolves
+ * only once it is durable for the adapter's guarantee (file_based: fsynced). Backend failures reject
+ * with a FlintError `store_unavailable`.
+ */
+export interface KvStore {
+  /** `in_memory`, `file_based` or `redis`. */
+  readonly kind: string;
+  get(scope: string, key: string): Promise<KvEntry>;
+  set(scope: string, key: string, value: unknown): Promise<KvWriteResult>;
+  delete(scope: string, key: string): Promise<KvWriteResult>;
+  update<R>(scope: string, key: string, updater: KvUpdater<R>): Promise<KvUpdateResult<R>>;
+  /** The values of a scope (no order promised); `[]` for an unknown scope. */
+  list(scope: string): Promise<unknown[]>;
+  /** Scopes that hold at least one key, sorted. */
+  listGroups(): Promise<string[]>;
+  /** Flushes and releases the store (locks, connections). */
+  close(): Promise<void>;
+}
+
+export const kvAdapterSchema = z.discriminatedUnion('name', [
+  z.strictObject({
+    name: z.literal('kv'),
+    config: z
+      .strictObject({
+        store_method: z.enum(['in_memory', 'file_based']).default('in_memory'),
+        /** A folder; relative paths resolve against the config file's folder. */
+        file_path: z.string().min(1).default('./data/state'),
+        /** Compact the log into a snapshot once it holds this many bytes. */
+        compact_after_bytes: z
+          .number()
+          .int()
+          .positive()
+          .default(64 * 1024 * 1024),
+      })
+      .default({ store_method: 'in_memory', file_path: './data/state', compact_after_bytes: 64 * 1024 * 1024 }),
+  }),
+  z.strictObject({
+    name: z.literal('redis'),
+    config: z
+      .strictObject({
+        redis_url: z.string().min(1).default('redis://127.0.0.1:6379'),
+        key_prefix: z.string().default('flint:state:'),
+        /** A command that gets no answer within this time fails with store_unavailable. */
+        command_timeout_ms: z.number().int().positive().default(2000),
+      })
+      .default({ redis_url: 'redis://127.0.0.1:6379', key_prefix: 'flint:state:', command_timeout_ms: 2000 }),
+  }),
+]);
+
+export type KvAdapterConfig = z.output<typeof kvAdapterSchema>;
+
+/** Opens the store an adapter config names; given to modules by the engine. */
+export type KvStoreFactory = (config: KvAdapterConfig, options: { configDir: string }) => Promise<KvStore>;
