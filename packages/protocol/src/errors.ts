@@ -16,6 +16,7 @@ export const ERROR_CODES = {
   trigger_registration_failed: 'The module or worker owning the trigger type rejected the trigger.',
   trigger_type_not_found: 'No provider of this trigger type is known.',
   channel_not_found: 'The channel does not exist or the access key is wrong.',
+  store_unavailable: 'The storage behind a module (a file folder, Redis) cannot be used right now.',
   engine_shutting_down: 'The engine is shutting down and no longer accepts calls.',
   internal_error: 'An unexpected error inside the engine.',
   upgrade_required: 'A plain HTTP request reached the bridge port, which only speaks WebSocket.',

@@ -1,5 +1,6 @@
 import type { ModuleDefinition } from '../core/module-api.js';
 import { httpModule } from './http/index.js';
+import { stateModule } from './state/index.js';
 
 /** Modules the engine knows by name (the embedded defaults load all of them). */
-export const BUILTIN_MODULES: readonly ModuleDefinition[] = [httpModule as ModuleDefinition];
+export const BUILTIN_MODULES: readonly ModuleDefinition[] = [httpModule as ModuleDefinition, stateModule as ModuleDefinition];

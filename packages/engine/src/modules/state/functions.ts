@@ -1,0 +1,151 @@
+import { FlintError } from '@flint/protocol';
+import type { KvStore } from '../../adapters/kv/types.js';
+import type { ModuleContext } from '../../core/module-api.js';
+import type { StateTriggers } from './triggers.js';
+import { applyOps, parseOps } from './update-ops.js';
+
+type Input = Record<string, unknown>;
+
+function input(data: unknown): Input {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new FlintError('invalid_payload', 'payload must be an object');
+  return data as Input;
+}
+
+function text(data: Input, field: 'scope' | 'key'): string {
+  const value = data[field];
+  if (value === undefined || value === null) throw new FlintError('invalid_payload', `${field} is required`);
+  if (typeof value !== 'string') throw new FlintError('invalid_payload', `${field} must be a string (got ${Array.isArray(value) ? 'array' : typeof value})`);
+  if (value === '') throw new FlintError('invalid_payload', `${field} must not be empty`);
+  return value;
+}
+
+const scopeKey = { scope: { type: 'string', minLength: 1 }, key: { type: 'string', minLength: 1 } };
+const op = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { enum: ['set', 'merge', 'increment', 'decrement', 'append', 'remove'] },
+    path: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+    value: {},
+    by: { type: 'number' },
+  },
+};
+const change = { type: 'object', properties: { old_value: {}, new_value: {} }, required: ['old_value', 'new_value'] };
+
+/** Registers state::get/set/delete/update/list/list_groups on the store. */
+export function registerStateFunctions(ctx: ModuleContext, store: KvStore, triggers: StateTriggers, maxValueBytes: number): void {
+  const checkSize = (field: string, value: unknown) => {
+    const size = Buffer.byteLength(JSON.stringify(value) ?? 'null');
+    if (size > maxValueBytes) throw new FlintError('invalid_payload', `${field} is ${size} bytes as JSON, more than max_value_bytes (${maxValueBytes})`);
+  };
+
+  ctx.registerFunction(
+    {
+      id: 'state::get',
+      description: 'Read a value: returns it, or null when the key does not exist',
+      request_format: { type: 'object', required: ['scope', 'key'], properties: scopeKey },
+    },
+    async (data) => {
+      const d = input(data);
+      return (await store.get(text(d, 'scope'), text(d, 'key'))).value;
+    },
+  );
+
+  ctx.registerFunction(
+    {
+      id: 'state::set',
+      description: 'Store a JSON value under scope/key; fires state:created or state:updated',
+      request_format: { type: 'object', required: ['scope', 'key', 'value'], properties: { ...scopeKey, value: {} } },
+      response_format: change,
+    },
+    async (data) => {
+      const d = input(data);
+      const scope = text(d, 'scope');
+      const key = text(d, 'key');
+      if (!('value' in d) && !('data' in d)) throw new FlintError('invalid_payload', 'value is required');
+      const value = 'value' in d ? d.value : d.data;
+      checkSize('value', value);
+      const result = await store.set(scope, key, value ?? null);
+      triggers.fire({
+        type: 'state',
+        event_type: result.existed ? 'state:updated' : 'state:created',
+        scope,
+        key,
+        old_value: result.old_value,
+        new_value: value ?? null,
+      });
+      return { old_value: result.old_value, new_value: value ?? null };
+    },
+  );
+
+  ctx.registerFunction(
+    {
+      id: 'state::delete',
+      description: 'Delete a key; returns the old value and fires state:deleted when the key existed',
+      request_format: { type: 'object', required: ['scope', 'key'], properties: scopeKey },
+      response_format: { type: 'object', properties: { old_value: {} }, required: ['old_value'] },
+    },
+    async (data) => {
+      const d = input(data);
+      const scope = text(d, 'scope');
+      const key = text(d, 'key');
+      const result = await store.delete(scope, key);
+      if (result.existed) triggers.fire({ type: 'state', event_type: 'state:deleted', scope, key, old_value: result.old_value, new_value: null });
+      return { old_value: result.old_value };
+    },
+  );
+
+  ctx.registerFunction(
+    {
+      id: 'state::update',
+      description: 'Apply operations (set, merge, increment, decrement, append, remove) atomically',
+      request_format: { type: 'object', required: ['scope', 'key', 'ops'], properties: { ...scopeKey, ops: { type: 'array', items: op } } },
+      response_format: { ...change, properties: { ...change.properties, errors: { type: 'array' } } },
+    },
+    async (data) => {
+      const d = input(data);
+      const scope = text(d, 'scope');
+      const key = text(d, 'key');
+      const ops = parseOps(d.ops);
+      const result = await store.update(scope, key, (current) => {
+        const { value, errors } = applyOps(current, ops);
+        checkSize('the updated value', value);
+        return { value, extra: errors };
+      });
+      triggers.fire({
+        type: 'state',
+        event_type: result.existed ? 'state:updated' : 'state:created',
+        scope,
+        key,
+        old_value: result.old_value,
+        new_value: result.new_value,
+      });
+      const out: Record<string, unknown> = { old_value: result.old_value, new_value: result.new_value };
+      if (result.extra.length > 0) out.errors = result.extra;
+      return out;
+    },
+  );
+
+  ctx.registerFunction(
+    {
+      id: 'state::list',
+      description: 'The values stored in a scope',
+      request_format: { type: 'object', required: ['scope'], properties: { scope: scopeKey.scope } },
+      response_format: { type: 'array' },
+    },
+    async (data) => store.list(text(input(data), 'scope')),
+  );
+
+  ctx.registerFunction(
+    {
+      id: 'state::list_groups',
+      description: 'The scopes that hold at least one key',
+      request_format: { type: 'object' },
+      response_format: { type: 'object', properties: { groups: { type: 'array', items: { type: 'string' } } }, required: ['groups'] },
+    },
+    async (data) => {
+      if (data !== null && data !== undefined) input(data);
+      return { groups: await store.listGroups() };
+    },
+  );
+}
