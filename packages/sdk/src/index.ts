@@ -14,6 +14,15 @@ export { FlintInvocationError, TriggerRegistrationError } from './errors.js';
 export { type ApiResponse, type HttpRequest, type HttpResponse, type SseEvent, formatSse, http } from './http.js';
 export { Logger } from './logger.js';
 export {
+  type OnChangeOptions,
+  type StateChange,
+  StateClient,
+  type StateEvent,
+  type StateEventType,
+  type StateUpdateOp,
+  type StateUpdateResult,
+} from './state.js';
+export {
   type Channel,
   type FunctionOptions,
   type FunctionRef,

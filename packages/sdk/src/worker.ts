@@ -18,6 +18,7 @@ import WebSocket from 'ws';
 import { DEFAULT_RECONNECT, type ReconnectOptions, reconnectDelay } from './backoff.js';
 import { ChannelReader, ChannelWriter } from './channels.js';
 import { FlintInvocationError, TriggerRegistrationError } from './errors.js';
+import { StateClient } from './state.js';
 
 export interface WorkerOptions {
   /** Name shown in `flint workers`; default `<hostname>:<pid>`. */
@@ -132,7 +133,7 @@ export class Worker extends EventEmitter<{
 }> {
   readonly url: string;
   workerId: string | undefined;
-  private state: State = 'connecting';
+  private connState: State = 'connecting';
   private ws: WebSocket | undefined;
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -144,6 +145,7 @@ export class Worker extends EventEmitter<{
   private readonly services = new Map<string, object>();
   private readonly pending = new Map<string, Pending>();
   private outbox: Record<string, unknown>[] = [];
+  private stateClient: StateClient | undefined;
 
   constructor(url?: string, options: WorkerOptions = {}) {
     super();
@@ -160,13 +162,19 @@ export class Worker extends EventEmitter<{
     this.connect();
   }
 
+  /** A typed client for the state module (`state::*` functions and `state` triggers). */
+  get state(): StateClient {
+    this.stateClient ??= new StateClient(this);
+    return this.stateClient;
+  }
+
   get connected(): boolean {
-    return this.state === 'connected';
+    return this.connState === 'connected';
   }
 
   /** Resolves when the connection is open (at once if it already is). */
   waitConnected(): Promise<void> {
-    if (this.state === 'connected') return Promise.resolve();
+    if (this.connState === 'connected') return Promise.resolve();
     return new Promise((resolve) => this.once('connected', resolve));
   }
 
@@ -231,7 +239,7 @@ export class Worker extends EventEmitter<{
     if (scope?.traceparent) frame.traceparent = scope.traceparent;
     if (scope?.baggage) frame.baggage = scope.baggage;
     if (request.action) frame.action = request.action;
-    if (this.state === 'shutdown') return Promise.reject(new FlintInvocationError('worker_shutting_down', 'the worker is shut down', request.function_id));
+    if (this.connState === 'shutdown') return Promise.reject(new FlintInvocationError('worker_shutting_down', 'the worker is shut down', request.function_id));
     if (request.action?.type === 'void') {
       return this.send(frame) ? Promise.resolve(undefined as O) : Promise.reject(this.queueFull(request.function_id));
     }
@@ -269,8 +277,8 @@ export class Worker extends EventEmitter<{
 
   /** Rejects pending calls, stops reconnecting and closes the connection. */
   async shutdown(): Promise<void> {
-    if (this.state === 'shutdown') return;
-    this.state = 'shutdown';
+    if (this.connState === 'shutdown') return;
+    this.connState = 'shutdown';
     clearTimeout(this.reconnectTimer);
     for (const [id, p] of this.pending) {
       clearTimeout(p.timer);
@@ -295,7 +303,7 @@ export class Worker extends EventEmitter<{
   }
 
   private connect(): void {
-    this.state = 'connecting';
+    this.connState = 'connecting';
     const ws = new WebSocket(this.url, { headers: this.options.headers, perMessageDeflate: false });
     this.ws = ws;
     ws.on('open', () => this.onOpen(ws));
@@ -307,7 +315,7 @@ export class Worker extends EventEmitter<{
   private onOpen(ws: WebSocket): void {
     if (this.ws !== ws) return;
     (ws as unknown as { _socket?: { setNoDelay?: (v: boolean) => void } })._socket?.setNoDelay?.(true);
-    this.state = 'connected';
+    this.connState = 'connected';
     this.attempt = 0;
     // Full replay: the engine gave this connection a new worker id and knows nothing of it yet.
     for (const { message } of this.triggerTypes.values()) this.sendNow(message);
@@ -340,13 +348,13 @@ export class Worker extends EventEmitter<{
 
   private onClose(ws: WebSocket): void {
     if (this.ws !== ws) return;
-    const wasConnected = this.state === 'connected';
-    if (this.state === 'shutdown') return;
-    this.state = 'disconnected';
+    const wasConnected = this.connState === 'connected';
+    if (this.connState === 'shutdown') return;
+    this.connState = 'disconnected';
     if (wasConnected) this.emit('disconnected');
     const { maxRetries } = this.options.reconnect;
     if (maxRetries >= 0 && this.attempt >= maxRetries) {
-      this.state = 'failed';
+      this.connState = 'failed';
       if (maxRetries > 0) this.log.error(`[flint] giving up on ${this.url} after ${this.attempt} reconnect attempts`);
       this.emit('failed');
       return;
@@ -468,16 +476,16 @@ export class Worker extends EventEmitter<{
 
   /** Registration frames: sent when connected, else dropped (the maps are replayed on connect). */
   private sendNow(frame: object): void {
-    if (this.state === 'connected' && this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
+    if (this.connState === 'connected' && this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
   }
 
   /** Calls and results: sent when connected, else queued until the next connect. False when the queue is full. */
   private send(frame: Record<string, unknown> | InvokeFunctionMessage): boolean {
-    if (this.state === 'connected' && this.ws?.readyState === WebSocket.OPEN) {
+    if (this.connState === 'connected' && this.ws?.readyState === WebSocket.OPEN) {
       this.ws.send(JSON.stringify(frame));
       return true;
     }
-    if (this.state === 'shutdown' || !QUEUED_TYPES.has(frame.type as string)) return false;
+    if (this.connState === 'shutdown' || !QUEUED_TYPES.has(frame.type as string)) return false;
     if (this.outbox.length >= this.options.maxQueuedFrames) return false;
     this.outbox.push(frame as Record<string, unknown>);
     return true;

@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+
+/** The part of a Worker the state client uses (kept structural to avoid an import cycle). */
+interface StateHost {
+  trigger<I, O>(request: { function_id: string; payload?: I }): Promise<O>;
+  registerFunction(id: string, handler: (input: never) => unknown, options?: { description?: string }): { id: string; unregister(): void };
+  registerTrigger(input: { type: string; function_id: string; config: unknown }): { id: string; ready: Promise<{ parked: boolean }>; unregister(): void };
+}
+
+export type StateEventType = 'state:created' | 'state:updated' | 'state:deleted';
+
+/** What a `state` trigger delivers. */
+export interface StateEvent<T = unknown> {
+  type: 'state';
+  event_type: StateEventType;
+  scope: string;
+  key: string;
+  old_value: T | null;
+  new_value: T | null;
+}
+
+export type StateUpdateOp =
+  | { type: 'set'; path?: string; value: unknown }
+  | { type: 'merge'; path?: string | string[]; value: Record<string, unknown> }
+  | { type: 'increment' | 'decrement'; path?: string; by: number }
+  | { type: 'append'; path?: string; value: unknown }
+  | { type: 'remove'; path?: string };
+
+export interface StateChange<T = unknown> {
+  old_value: T | null;
+  new_value: T | null;
+}
+
+export interface StateUpdateResult<T = unknown> extends StateChange<T> {
+  errors?: { op_index: number; code: string; message: string }[];
+}
+
+export interface OnChangeOptions {
+  /** Only this key of the scope. */
+  key?: string;
+  condition_function_id?: string;
+  /** Id of the function that receives the events (default: a generated `state::on-change::<uuid>`). */
+  function_id?: string;
+}
+
+/** A typed client for the state module's functions (`state::*`) and `state` triggers. */
+export class StateClient {
+  constructor(private readonly worker: StateHost) {}
+
+  /** The value, or null when the key does not exist. */
+  get<T = unknown>(scope: string, key: string): Promise<T | null> {
+    return this.call('state::get', { scope, key });
+  }
+
+  set<T = unknown>(scope: string, key: string, value: T): Promise<StateChange<T>> {
+    return this.call('state::set', { scope, key, value });
+  }
+
+  delete<T = unknown>(scope: string, key: string): Promise<{ old_value: T | null }> {
+    return this.call('state::delete', { scope, key });
+  }
+
+  update<T = unknown>(scope: string, key: string, ops: StateUpdateOp[]): Promise<StateUpdateResult<T>> {
+    return this.call('state::update', { scope, key, ops });
+  }
+
+  list<T = unknown>(scope: string): Promise<T[]> {
+    return this.call('state::list', { scope });
+  }
+
+  async listGroups(): Promise<string[]> {
+    return (await this.call<{ groups: string[] }>('state::list_groups', {})).groups;
+  }
+
+  /** Runs `handler` after every change in `scope` (registers a function and a `state` trigger). */
+  onChange<T = unknown>(
+    scope: string,
+    handler: (event: StateEvent<T>) => unknown,
+    options: OnChangeOptions = {},
+  ): { fn: { id: string; unregister(): void }; trigger: { id: string; ready: Promise<{ parked: boolean }>; unregister(): void }; unregister(): void } {
+    const fn = this.worker.registerFunction(options.function_id ?? `state::on-change::${randomUUID()}`, handler as (input: never) => unknown, {
+      description: `Handles changes of state scope ${scope}`,
+    });
+    const config: Record<string, string> = { scope };
+    if (options.key !== undefined) config.key = options.key;
+    if (options.condition_function_id !== undefined) config.condition_function_id = options.condition_function_id;
+    const trigger = this.worker.registerTrigger({ type: 'state', function_id: fn.id, config });
+    return {
+      fn,
+      trigger,
+      unregister: () => {
+        trigger.unregister();
+        fn.unregister();
+      },
+    };
+  }
+
+  private call<T>(functionId: string, payload: unknown): Promise<T> {
+    return this.worker.trigger<unknown, T>({ function_id: functionId, payload });
+  }
+}
