@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import type { Socket } from 'node:net';
 import { arch, hostname, platform, release } from 'node:os';
 import {
   type ChannelRef,
@@ -146,6 +147,8 @@ export class Worker extends EventEmitter<{
   private readonly pending = new Map<string, Pending>();
   private outbox: Record<string, unknown>[] = [];
   private stateClient: StateClient | undefined;
+  private socket: Socket | undefined;
+  private corked = false;
 
   constructor(url?: string, options: WorkerOptions = {}) {
     super();
@@ -306,6 +309,11 @@ export class Worker extends EventEmitter<{
     this.connState = 'connecting';
     const ws = new WebSocket(this.url, { headers: this.options.headers, perMessageDeflate: false });
     this.ws = ws;
+    ws.on('upgrade', (response) => {
+      if (this.ws !== ws) return;
+      this.socket = response.socket as Socket;
+      this.socket.setNoDelay(true);
+    });
     ws.on('open', () => this.onOpen(ws));
     ws.on('message', (data) => this.onMessage(data));
     ws.on('error', (err) => this.log.debug(`[flint] connection error: ${err.message}`));
@@ -314,7 +322,6 @@ export class Worker extends EventEmitter<{
 
   private onOpen(ws: WebSocket): void {
     if (this.ws !== ws) return;
-    (ws as unknown as { _socket?: { setNoDelay?: (v: boolean) => void } })._socket?.setNoDelay?.(true);
     this.connState = 'connected';
     this.attempt = 0;
     // Full replay: the engine gave this connection a new worker id and knows nothing of it yet.
@@ -431,7 +438,9 @@ export class Worker extends EventEmitter<{
       reply({ error: toErrorBody(err) });
     };
     try {
-      const out = invocationScope.run(ctx, () => entry.handler(input, ctx));
+      // The scope carries trace context to calls the handler makes; without trace context there is
+      // nothing to carry, and skipping it spares every promise the async-context bookkeeping.
+      const out = ctx.traceparent || ctx.baggage ? invocationScope.run(ctx, () => entry.handler(input, ctx)) : entry.handler(input, ctx);
       if (out && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then((result) => reply({ result }), fail);
       else reply({ result: out });
     } catch (err) {
@@ -476,13 +485,27 @@ export class Worker extends EventEmitter<{
 
   /** Registration frames: sent when connected, else dropped (the maps are replayed on connect). */
   private sendNow(frame: object): void {
-    if (this.connState === 'connected' && this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
+    if (this.connState === 'connected' && this.ws?.readyState === WebSocket.OPEN) this.write(this.ws, JSON.stringify(frame));
+  }
+
+  /** Frames written in the same tick leave in one socket write (corked until the next tick). */
+  private write(ws: WebSocket, text: string): void {
+    const socket = this.socket;
+    if (socket && !this.corked) {
+      this.corked = true;
+      socket.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        socket.uncork();
+      });
+    }
+    ws.send(text);
   }
 
   /** Calls and results: sent when connected, else queued until the next connect. False when the queue is full. */
   private send(frame: Record<string, unknown> | InvokeFunctionMessage): boolean {
     if (this.connState === 'connected' && this.ws?.readyState === WebSocket.OPEN) {
-      this.ws.send(JSON.stringify(frame));
+      this.write(this.ws, JSON.stringify(frame));
       return true;
     }
     if (this.connState === 'shutdown' || !QUEUED_TYPES.has(frame.type as string)) return false;

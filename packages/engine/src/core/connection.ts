@@ -32,11 +32,16 @@ export class WorkerConnection {
   alive = true;
   closed = false;
   private paused = false;
+  private corked = false;
+  private readonly uncork = () => {
+    this.corked = false;
+    this.socket.uncork();
+  };
 
   constructor(
     readonly id: string,
     private readonly ws: WebSocket,
-    socket: Socket,
+    private readonly socket: Socket,
     readonly ipAddress: string | null,
     readonly connectedAt: number,
     private readonly limits: ConnectionLimits,
@@ -59,6 +64,13 @@ export class WorkerConnection {
 
   sendRaw(text: string): void {
     if (this.closed) return;
+    // Frames sent in the same tick leave in one write (one syscall): the socket is corked on the
+    // first send and uncorked on the next tick.
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(this.uncork);
+    }
     this.ws.send(text);
     // Back-pressure: a worker that does not read its results stops being read from until it catches up.
     if (!this.paused && this.ws.bufferedAmount > this.limits.maxOutboundBytes) {

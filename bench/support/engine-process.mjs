@@ -1,0 +1,12 @@
+// Runs a Flint engine in its own process. Prints {"ready":true,"url":"ws://…","pid":…} on stdout once
+// listening. Config: JSON in $BENCH_ENGINE_CONFIG, merged over { bridge: { port: 0 }, log: { level: 'silent' } }.
+// Answers IPC { type: 'mem' } (see proc.mjs) and { type: 'stats' }; SIGTERM stops the engine gracefully.
+import { startEngine } from '@flint/engine';
+import { serveChild } from './proc.mjs';
+
+const extra = process.env.BENCH_ENGINE_CONFIG ? JSON.parse(process.env.BENCH_ENGINE_CONFIG) : {};
+const config = { ...extra, bridge: { port: 0, ...extra.bridge }, log: { level: 'silent', ...extra.log } };
+const engine = await startEngine({ config });
+
+serveChild(() => engine.stop(), { stats: () => ({ stats: engine.stats() }) });
+process.stdout.write(`${JSON.stringify({ ready: true, url: engine.bridgeUrl, pid: process.pid })}\n`);
