@@ -84,23 +84,27 @@ export function createEngine(options: EngineOptions = {}): Engine {
     return def.create(m.config);
   });
 
-  const contextFor = (module: EngineModule, moduleConfig: unknown): ModuleContext => ({
-    config: moduleConfig,
-    logger: logger.child({ module: module.name }),
-    configDir: config.configDir,
-    registerFunction: (def, handler) => registry.registerInternalFunction(module.name, def, handler),
-    registerTriggerType: (def, provider) => triggers.registerType(def, provider),
-    invoke: (functionId, data, opts) => invoker.call(functionId, data, opts),
-    invokeVoid: (functionId, data, opts) => invoker.callVoid(functionId, data, opts),
-    hasFunction: (functionId) => registry.functions.has(functionId),
-    listFunctions: (includeInternal) => registry.listFunctions(includeInternal),
-    channels,
-    telemetry,
-    openKvStore: (adapter) => openKvStore(adapter, { configDir: config.configDir }),
-    setEnqueueHandler: (handler) => {
-      invoker.enqueueHandler = handler;
-    },
-  });
+  const contextFor = (module: EngineModule, moduleConfig: unknown): ModuleContext => {
+    const moduleLogger = logger.child({ module: module.name });
+    return {
+      config: moduleConfig,
+      logger: moduleLogger,
+      configDir: config.configDir,
+      registerFunction: (def, handler) => registry.registerInternalFunction(module.name, def, handler),
+      registerTriggerType: (def, provider) => triggers.registerType(def, provider),
+      invoke: (functionId, data, opts) => invoker.call(functionId, data, opts),
+      invokeVoid: (functionId, data, opts) => invoker.callVoid(functionId, data, opts),
+      hasFunction: (functionId) => registry.functions.has(functionId),
+      listFunctions: (includeInternal) => registry.listFunctions(includeInternal),
+      channels,
+      telemetry,
+      openKvStore: (adapter) =>
+        openKvStore(adapter, { configDir: config.configDir, log: { warn: (m) => moduleLogger.warn(m), info: (m) => moduleLogger.info(m) } }),
+      setEnqueueHandler: (handler) => {
+        invoker.enqueueHandler = handler;
+      },
+    };
+  };
 
   let bridgeUrl = '';
   let state: 'created' | 'started' | 'stopping' | 'stopped' = 'created';

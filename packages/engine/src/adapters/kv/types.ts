@@ -76,5 +76,11 @@ export const kvAdapterSchema = z.discriminatedUnion('name', [
 
 export type KvAdapterConfig = z.output<typeof kvAdapterSchema>;
 
+/** Where a store reports what happens to it (a damaged record skipped, a connection lost). */
+export interface KvStoreLog {
+  warn(message: string): void;
+  info(message: string): void;
+}
+
 /** Opens the store an adapter config names; given to modules by the engine. */
-export type KvStoreFactory = (config: KvAdapterConfig, options: { configDir: string }) => Promise<KvStore>;
+export type KvStoreFactory = (config: KvAdapterConfig, options: { configDir: string; log?: KvStoreLog }) => Promise<KvStore>;

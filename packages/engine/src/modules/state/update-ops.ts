@@ -91,6 +91,9 @@ function checkMergeValue(value: unknown): Obj {
   return value;
 }
 
+/** A field of the object itself, never one inherited from Object.prototype (`toString`, …). */
+const own = (obj: Obj, key: string): unknown => (Object.hasOwn(obj, key) ? obj[key] : undefined);
+
 function container(op: string, current: unknown): Obj {
   if (!isObject(current)) throw new OpFailure(`${op}.target_not_object`, `the value is not an object, so it has no field to ${op}`);
   return current;
@@ -138,7 +141,7 @@ export function applyOps(current: { exists: boolean; value: unknown }, ops: read
           }
           let target = container('merge', value);
           for (const segment of segments) {
-            if (!isObject(target[segment])) target[segment] = {};
+            if (!isObject(own(target, segment))) target[segment] = {};
             target = target[segment] as Obj;
           }
           Object.assign(target, patch);
@@ -151,7 +154,7 @@ export function applyOps(current: { exists: boolean; value: unknown }, ops: read
           if (path === '') value = add(op.type, value, op.by, missing);
           else {
             const obj = container(op.type, value);
-            obj[path] = add(op.type, obj[path], op.by, !(path in obj));
+            obj[path] = add(op.type, own(obj, path), op.by, !Object.hasOwn(obj, path));
           }
           break;
         }
@@ -160,7 +163,7 @@ export function applyOps(current: { exists: boolean; value: unknown }, ops: read
           if (path === '') value = appended(missing ? null : value, op.value, missing);
           else {
             const obj = container('append', value);
-            obj[path] = appended(obj[path], op.value, !(path in obj));
+            obj[path] = appended(own(obj, path), op.value, !Object.hasOwn(obj, path));
           }
           break;
         }
