@@ -1,5 +1,6 @@
-// Runs a Flint engine in its own process. Prints {"ready":true,"url":"ws://…","pid":…} on stdout once
-// listening. Config: JSON in $BENCH_ENGINE_CONFIG, merged over { bridge: { port: 0 }, log: { level: 'silent' } }.
+// Runs a Flint engine in its own process. Prints {"ready":true,"url":"ws://…","pid":…,"listeners":[…]} on
+// stdout once listening (`url`: the bridge; `listeners`: engine.listeners(), e.g. the flint-http URL).
+// Config: JSON in $BENCH_ENGINE_CONFIG, merged over { bridge: { port: 0 }, log: { level: 'silent' } }.
 // Answers IPC { type: 'mem' } (see proc.mjs) and { type: 'stats' }; SIGTERM stops the engine gracefully.
 import { startEngine } from '@flint/engine';
 import { serveChild } from './proc.mjs';
@@ -9,4 +10,4 @@ const config = { ...extra, bridge: { port: 0, ...extra.bridge }, log: { level: '
 const engine = await startEngine({ config });
 
 serveChild(() => engine.stop(), { stats: () => ({ stats: engine.stats() }) });
-process.stdout.write(`${JSON.stringify({ ready: true, url: engine.bridgeUrl, pid: process.pid })}\n`);
+process.stdout.write(`${JSON.stringify({ ready: true, url: engine.bridgeUrl, pid: process.pid, listeners: engine.listeners() })}\n`);

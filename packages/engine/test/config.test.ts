@@ -182,7 +182,16 @@ describe('environment substitution', () => {
   });
 
   it('a numeric or boolean-looking value stays a string where the schema wants a string', async () => {
-    const text = ['log: { level: silent }', 'bridge:', '  host: ${FLINT_T_HOST}', 'modules:', '  - name: flint-test', '    config:', '      label: ${FLINT_T_LABEL}', ''].join('\n');
+    const text = [
+      'log: { level: silent }',
+      'bridge:',
+      '  host: ${FLINT_T_HOST}',
+      'modules:',
+      '  - name: flint-test',
+      '    config:',
+      '      label: ${FLINT_T_LABEL}',
+      '',
+    ].join('\n');
     const file = await writeConfig(text);
     const engine = load({ configPath: file, env: { FLINT_T_HOST: '12345', FLINT_T_LABEL: 'true' } });
     expect(engine.config.bridge.host).toBe('12345');

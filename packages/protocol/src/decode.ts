@@ -44,7 +44,38 @@ function checkAction(action: unknown): string | undefined {
  * Parses and checks one text frame from a worker. Hand-written checks (no schema library) because
  * this runs for every frame on the hot path. Unknown fields are ignored (iii-sdk sends `message_type`).
  */
+/** Deepest nesting of objects/arrays a frame may have (JSON.stringify overflows the stack near 5,000). */
+export const MAX_FRAME_DEPTH = 256;
+
+/** True when `text` nests objects/arrays deeper than `limit` (strings are skipped). */
+function tooDeep(text: string, limit: number): boolean {
+  // Each level takes at least two characters, so short frames (nearly all of them) skip the scan.
+  if (text.length <= 2 * limit) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > limit) return true;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
+  }
+  return false;
+}
+
 export function decodeWorkerFrame(text: string): DecodeResult {
+  if (tooDeep(text, MAX_FRAME_DEPTH)) {
+    const result: DecodeResult = { ok: false, reason: `frame nests objects or arrays deeper than ${MAX_FRAME_DEPTH} levels` };
+    // Still answer a call: its id and function are near the start of the frame.
+    const id = /"invocation_id"\s*:\s*"([0-9a-fA-F-]{36})"/.exec(text.slice(0, 4096))?.[1];
+    const fn = /"function_id"\s*:\s*"([^"]{1,256})"/.exec(text.slice(0, 4096))?.[1];
+    if (id && /"type"\s*:\s*"invokefunction"/.test(text.slice(0, 4096))) result.invocationId = id;
+    if (fn) result.functionId = fn;
+    return result;
+  }
   let frame: unknown;
   try {
     frame = JSON.parse(text);

@@ -3,9 +3,9 @@ import { type IncomingMessage, type Server, createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { FlintError, type InvokeFunctionMessage, type WorkerToEngine, decodeWorkerFrame } from '@flint/protocol';
-import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { ChannelManager } from './channels.js';
-import { WorkerConnection } from './connection.js';
+import { type TriggerAck, WorkerConnection } from './connection.js';
 import type { Invoker } from './invoker.js';
 import type { Logger } from './logger.js';
 import type { TriggerTypeProvider } from './module-api.js';
@@ -45,7 +45,14 @@ export class BridgeServer {
     private readonly options: BridgeOptions,
   ) {
     this.log = deps.logger;
-    this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: options.maxFrameBytes });
+    // ws closes an oversized frame's connection with 1009 and no reason; say what the limit is.
+    const limitReason = `frame exceeds bridge.max_frame_bytes (${options.maxFrameBytes} bytes)`;
+    class BridgeSocket extends WebSocket {
+      override close(code?: number, reason?: string | Buffer): void {
+        super.close(code, code === 1009 && !reason ? limitReason : reason);
+      }
+    }
+    this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: options.maxFrameBytes, WebSocket: BridgeSocket });
     this.server = createServer((_req, res) => {
       res.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
       res.end(JSON.stringify({ error: 'This is the Flint worker bridge: connect with a WebSocket', code: 'upgrade_required' }));
@@ -183,7 +190,17 @@ export class BridgeServer {
       }
       return;
     }
-    this.handle(conn, decoded.message);
+    try {
+      this.handle(conn, decoded.message);
+    } catch (err) {
+      // A frame must never take the engine down; answer what can be answered.
+      const message = err instanceof Error ? err.message : String(err);
+      this.log.error({ worker_id: conn.id, type: decoded.message.type }, `failed to handle a frame: ${message}`);
+      const m = decoded.message;
+      if (m.type === 'invokefunction' && m.invocation_id) {
+        conn.send({ type: 'invocationresult', invocation_id: m.invocation_id, function_id: m.function_id, error: { code: 'internal_error', message } });
+      }
+    }
   }
 
   private handle(conn: WorkerConnection, msg: WorkerToEngine): void {
@@ -228,9 +245,10 @@ export class BridgeServer {
       case 'unregistertriggertype':
         return triggers.unregisterType(msg.id, conn);
       case 'triggerregistrationresult': {
-        const ack = conn.triggerAcks.get(msg.id);
+        const queue = conn.triggerAcks.get(msg.id);
+        const ack = queue?.shift();
         if (!ack) return;
-        conn.triggerAcks.delete(msg.id);
+        if (queue?.length === 0) conn.triggerAcks.delete(msg.id);
         clearTimeout(ack.timer);
         if (msg.error) ack.reject(new FlintError(msg.error.code || 'trigger_registration_failed', msg.error.message ?? 'rejected by the provider'));
         else ack.resolve();
@@ -259,17 +277,24 @@ export class BridgeServer {
     }
     const functionId = msg.function_id;
     this.deps.invoker.dispatch(functionId, data, trace, (error, result, ctx) => {
-      conn.sendRaw(
-        JSON.stringify({
-          type: 'invocationresult',
-          invocation_id: id,
-          function_id: functionId,
-          result,
-          error,
-          traceparent: ctx?.traceparent,
-          baggage: ctx?.baggage,
-        }),
-      );
+      const reply = {
+        type: 'invocationresult',
+        invocation_id: id,
+        function_id: functionId,
+        result,
+        error,
+        traceparent: ctx?.traceparent,
+        baggage: ctx?.baggage,
+      };
+      let text: string;
+      try {
+        text = JSON.stringify(reply);
+      } catch (err) {
+        // e.g. a result nested too deeply to serialise: the caller still gets its one answer.
+        const message = `the result of ${functionId} cannot be serialised: ${err instanceof Error ? err.message : String(err)}`;
+        text = JSON.stringify({ type: 'invocationresult', invocation_id: id, function_id: functionId, error: { code: 'internal_error', message } });
+      }
+      conn.sendRaw(text);
     });
   }
 
@@ -295,7 +320,7 @@ export class BridgeServer {
     // Its trigger types go first (synchronously), so that forwarded triggers still awaiting this
     // worker's answer are parked for the next provider rather than failed.
     const removal = triggers.removeOwnedBy(conn);
-    for (const ack of conn.triggerAcks.values()) {
+    for (const ack of [...conn.triggerAcks.values()].flat()) {
       clearTimeout(ack.timer);
       ack.reject(new FlintError('trigger_registration_failed', 'the worker providing this trigger type disconnected'));
     }
@@ -310,12 +335,19 @@ export class BridgeServer {
       registerTrigger: (t) =>
         new Promise<void>((resolve, reject) => {
           // Workers that never answer (older SDKs) are taken as having accepted the trigger.
-          const timer = setTimeout(() => {
-            conn.triggerAcks.delete(t.id);
-            resolve();
-          }, this.options.triggerAckTimeoutMs);
-          conn.triggerAcks.get(t.id)?.resolve();
-          conn.triggerAcks.set(t.id, { resolve, reject, timer });
+          const queue = conn.triggerAcks.get(t.id) ?? [];
+          conn.triggerAcks.set(t.id, queue);
+          const ack: TriggerAck = {
+            resolve,
+            reject,
+            timer: setTimeout(() => {
+              const i = queue.indexOf(ack);
+              if (i >= 0) queue.splice(i, 1);
+              if (queue.length === 0 && conn.triggerAcks.get(t.id) === queue) conn.triggerAcks.delete(t.id);
+              resolve();
+            }, this.options.triggerAckTimeoutMs),
+          };
+          queue.push(ack);
           conn.send({ type: 'registertrigger', id: t.id, trigger_type: t.type, function_id: t.function_id, config: t.config, metadata: t.metadata });
         }),
       unregisterTrigger: (t) => conn.send({ type: 'unregistertrigger', id: t.id, trigger_type: t.type }),

@@ -12,6 +12,13 @@ export interface WorkerMetadata {
   telemetry?: Record<string, unknown>;
 }
 
+/** A forwarded trigger registration awaiting the providing worker's answer (answers come in order). */
+export interface TriggerAck {
+  resolve: () => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
 export interface ConnectionLimits {
   maxOutboundBytes: number;
 }
@@ -25,7 +32,7 @@ export class WorkerConnection {
   /** Ids (engine-side) of invocations this worker is executing. */
   readonly executing = new Set<string>();
   /** Triggers forwarded to this worker (it provides their type) awaiting its registration result. */
-  readonly triggerAcks = new Map<string, { resolve: () => void; reject: (err: Error) => void; timer: NodeJS.Timeout }>();
+  readonly triggerAcks = new Map<string, TriggerAck[]>();
   /** Sync calls this worker made that still wait for a result. */
   callsInFlight = 0;
   metadata: WorkerMetadata | undefined;

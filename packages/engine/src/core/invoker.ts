@@ -82,20 +82,24 @@ export class Invoker {
       return done({ code: 'worker_overloaded', message: `Worker ${conn.id} is not reading its frames; retry later` }, undefined);
     }
     const id = randomUUID();
-    const timer = setTimeout(() => this.expire(id, timeoutMs), timeoutMs);
-    this.pending.set(id, { functionId, provider, done, timer });
-    provider.inFlight++;
-    conn.executing.add(id);
-    conn.sendRaw(
-      JSON.stringify({
+    let frame: string;
+    try {
+      frame = JSON.stringify({
         type: 'invokefunction',
         invocation_id: id,
         function_id: functionId,
         data,
         traceparent: opts.traceparent,
         baggage: opts.baggage,
-      }),
-    );
+      });
+    } catch (err) {
+      return done({ code: 'invalid_payload', message: `payload cannot be serialised: ${err instanceof Error ? err.message : String(err)}` }, undefined);
+    }
+    const timer = setTimeout(() => this.expire(id, timeoutMs), timeoutMs);
+    this.pending.set(id, { functionId, provider, done, timer });
+    provider.inFlight++;
+    conn.executing.add(id);
+    conn.sendRaw(frame);
   }
 
   /** Promise form for the engine and modules; rejects with a FlintError. */

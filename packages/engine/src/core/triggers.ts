@@ -14,6 +14,8 @@ interface TriggerState {
   ownerConn: WorkerConnection | undefined;
   status: 'pending' | 'active' | 'parked';
   appliedTo: TypeEntry | undefined;
+  /** Set once the trigger was taken back from its provider, so it is never taken back twice. */
+  released?: boolean;
 }
 
 export interface RegistrationOutcome {
@@ -150,8 +152,8 @@ export class TriggerManager {
       return { error: { code: error.code, message: error.message } };
     }
     if (this.triggers.get(state.record.id) !== state || state.appliedTo !== type) {
-      // Removed, replaced or detached while the provider was validating it: undo.
-      if (this.types.get(type.def.id) === type) await this.callUnregister(type, state.record);
+      // Removed, replaced or detached while the provider was validating it: undo (unless release did).
+      if (!state.released && this.types.get(type.def.id) === type) await this.callUnregister(type, state.record);
       return {};
     }
     state.status = 'active';
@@ -166,10 +168,15 @@ export class TriggerManager {
   /** Takes a trigger out of the provider it was applied to. */
   private async release(state: TriggerState): Promise<void> {
     const type = state.appliedTo;
-    const wasActive = state.status === 'active';
+    // A trigger the provider is still validating is taken back too, so that the provider sees
+    // register → unregister in order (and a later re-registration of the same id stays applied).
+    const applied = state.status === 'active' || state.status === 'pending';
     state.appliedTo = undefined;
     state.status = 'parked';
-    if (wasActive && type && this.types.get(type.def.id) === type) await this.callUnregister(type, state.record);
+    if (applied && type && this.types.get(type.def.id) === type) {
+      state.released = true;
+      await this.callUnregister(type, state.record);
+    }
   }
 
   private forget(state: TriggerState): void {

@@ -6,6 +6,12 @@ export type Direction = 'up' | 'down' | 'both';
 export interface CutOptions {
   /** `true`: send a TCP RST (`resetAndDestroy`), else a plain FIN (`destroy`). Both are abrupt for a WebSocket: no close frame. */
   reset?: boolean;
+  /**
+   * Cut the client side at once but the engine side only this many ms later (nothing is forwarded
+   * meanwhile): the engine learns about the failure late, after the worker may already have
+   * reconnected and re-registered on a new connection. Default 0.
+   */
+  upstreamDelayMs?: number;
 }
 
 interface Pair {
@@ -22,7 +28,7 @@ interface Pair {
 interface ArmedCut {
   remaining: number;
   direction: Direction;
-  reset: boolean;
+  options: CutOptions;
   settle: (fired: boolean) => void;
 }
 
@@ -34,6 +40,7 @@ interface ArmedCut {
 export class CuttingProxy {
   private readonly server: Server;
   private readonly pairs = new Set<Pair>();
+  private readonly delayed = new Map<NodeJS.Timeout, Socket>();
   private armed: ArmedCut | undefined;
   private nextId = 1;
   /** Connections accepted so far. */
@@ -76,10 +83,15 @@ export class CuttingProxy {
     return this.pairs.size;
   }
 
+  /** Engine-side sockets of cut pairs still waiting for their delayed cut (`upstreamDelayMs`). */
+  get delayedCuts(): number {
+    return this.delayed.size;
+  }
+
   /** Destroys every open client/upstream socket pair at once. Returns how many pairs were cut. */
   cutAll(options: CutOptions = {}): number {
     const pairs = [...this.pairs];
-    for (const pair of pairs) this.destroyPair(pair, options.reset ?? false);
+    for (const pair of pairs) this.destroyPair(pair, options);
     this.cuts++;
     return pairs.length;
   }
@@ -93,7 +105,7 @@ export class CuttingProxy {
     if (!(bytes >= 0)) throw new Error('bytes must be >= 0');
     this.disarm();
     return new Promise<boolean>((settle) => {
-      this.armed = { remaining: Math.floor(bytes), direction, reset: options.reset ?? false, settle };
+      this.armed = { remaining: Math.floor(bytes), direction, options, settle };
     });
   }
 
@@ -106,7 +118,12 @@ export class CuttingProxy {
 
   async close(): Promise<void> {
     this.disarm();
-    for (const pair of [...this.pairs]) this.destroyPair(pair, false);
+    for (const pair of [...this.pairs]) this.destroyPair(pair, {});
+    for (const [timer, socket] of this.delayed) {
+      clearTimeout(timer);
+      socket.destroy();
+    }
+    this.delayed.clear();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
@@ -120,7 +137,7 @@ export class CuttingProxy {
     // A clean end on one side is passed on; anything else tears the pair down.
     client.on('end', () => upstream.end());
     upstream.on('end', () => client.end());
-    const teardown = () => this.destroyPair(pair, false);
+    const teardown = () => this.destroyPair(pair, {});
     client.on('close', teardown);
     upstream.on('close', teardown);
     client.on('error', () => {});
@@ -140,7 +157,7 @@ export class CuttingProxy {
         for (const p of this.pairs) p.frozen = true;
         const cut = () => {
           const pairs = [...this.pairs].filter((p) => p.frozen);
-          for (const p of pairs) this.destroyPair(p, armed.reset);
+          for (const p of pairs) this.destroyPair(p, armed.options);
           this.cuts++;
           armed.settle(true);
         };
@@ -163,14 +180,27 @@ export class CuttingProxy {
     }
   }
 
-  private destroyPair(pair: Pair, reset: boolean): void {
+  private destroyPair(pair: Pair, options: CutOptions): void {
     if (!this.pairs.delete(pair)) return;
     pair.frozen = true;
-    for (const socket of [pair.client, pair.upstream]) {
-      if (socket.destroyed) continue;
-      // resetAndDestroy only works on a connected socket; fall back to destroy otherwise.
-      if (reset && !socket.connecting && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
-      else socket.destroy();
+    const reset = options.reset ?? false;
+    this.destroySocket(pair.client, reset);
+    const delay = options.upstreamDelayMs ?? 0;
+    if (delay <= 0) {
+      this.destroySocket(pair.upstream, reset);
+      return;
     }
+    const timer = setTimeout(() => {
+      this.delayed.delete(timer);
+      this.destroySocket(pair.upstream, reset);
+    }, delay);
+    this.delayed.set(timer, pair.upstream);
+  }
+
+  private destroySocket(socket: Socket, reset: boolean): void {
+    if (socket.destroyed) return;
+    // resetAndDestroy only works on a connected socket; fall back to destroy otherwise.
+    if (reset && !socket.connecting && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+    else socket.destroy();
   }
 }
