@@ -91,13 +91,17 @@ try {
     { connections: 8, systems: ['bare', 'flint'] },
     { connections: 1, systems: ['bare', 'flint'] },
   ];
-  const cpuOf = async (processes) => Promise.all(processes.map(async (p) => (await request(p.child, { type: 'cpu' })).cpuMs));
+  // CPU time so far (ms): [this process (autocannon), server or engine, worker]
+  const cpuOf = async (processes) => {
+    const { user, system } = process.cpuUsage();
+    return [(user + system) / 1000, ...(await Promise.all(processes.map(async (p) => (await request(p.child, { type: 'cpu' })).cpuMs)))];
+  };
 
   const results = [];
   for (const c of cases) {
     process.stderr.write(`  http: ${c.connections} connection${c.connections === 1 ? '' : 's'}, ${rounds} × ${roundSeconds} s:`);
     const acc = Object.fromEntries(
-      c.systems.map((name) => [name, { latencies: [], ok: 0, seconds: 0, bad: 0, cpuMs: systems[name].processes.map(() => 0), requests: 0 }]),
+      c.systems.map((name) => [name, { latencies: [], ok: 0, seconds: 0, bad: 0, cpuMs: [0, ...systems[name].processes.map(() => 0)], requests: 0 }]),
     );
     for (const name of c.systems) {
       const s = systems[name];
@@ -135,9 +139,12 @@ try {
         rps: a.ok / a.seconds,
         p50: percentile(all, 50),
         p99: percentile(all, 99),
+        max: all.length ? all[all.length - 1] : Number.NaN,
+        // Responses of 40 ms or more: the signature of a Nagle / delayed-ACK stall.
+        stalls: all.length - lowerBound(all, 40),
         responses: a.ok,
         bad: a.bad,
-        // µs of CPU per request: [server or engine, worker]
+        // µs of CPU per request: [autocannon, server or engine, worker]
         cpuUs: a.cpuMs.map((ms) => (ms * 1000) / Math.max(1, a.requests)),
       };
     }
@@ -154,7 +161,7 @@ try {
   for (const r of results) {
     const bareRps = r.summary.bare.rps;
     for (const [name, s] of Object.entries(r.summary)) {
-      const [serverCpu, workerCpu] = s.cpuUs;
+      const [loadCpu, serverCpu, workerCpu] = s.cpuUs;
       rows.push([
         r.connections,
         systems[name].label,
@@ -162,14 +169,20 @@ try {
         name === 'bare' ? '-' : fixed(s.rps / bareRps, 2),
         fixed(s.p50, 2),
         fixed(s.p99, 2),
+        fixed(s.max, 1),
+        s.stalls,
         fixed(serverCpu, 0),
         workerCpu === undefined ? '-' : fixed(workerCpu, 0),
+        fixed(loadCpu, 0),
         s.bad,
       ]);
     }
   }
-  printTable(['conns', 'system', 'req/s', 'Flint/bare', 'p50', 'p99', 'server CPU µs/req', 'worker CPU µs/req', 'errors'], rows);
-  console.log('(CPU µs/req: engine or bare server process, and the worker process; every request of the measured rounds)');
+  printTable(
+    ['conns', 'system', 'req/s', 'Flint/bare', 'p50', 'p99', 'max', '≥ 40 ms', 'server CPU µs/req', 'worker CPU µs/req', 'autocannon CPU µs/req', 'errors'],
+    rows,
+  );
+  console.log('(CPU µs/req: the engine or bare server process, the worker process and this one (autocannon); every request of the measured rounds)');
 
   const at = (n) => results.find((r) => r.connections === n)?.summary;
   const main = at(CONNECTIONS);
@@ -196,6 +209,11 @@ try {
   const errors = results.reduce((n, r) => n + Object.values(r.summary).reduce((m, s) => m + s.bad, 0), 0);
   console.log('\ntargets:');
   for (const t of targets) console.log(`  ${t.met ? 'MET   ' : 'MISSED'} ${t.name}: ${fixed(t.value, 2)}`);
+  if (at(8) && at(1)) {
+    console.log(
+      `  (informational: bare p50 at 8 connections = ${fixed(at(8).bare.p50 / at(1).bare.p50, 2)} × its p50 at 1; Flint's floor at 8 connections by Little's law, 8 ÷ its req/s = ${fixed((8 / at(8).flint.rps) * 1000, 2)} ms; stalls show as responses ≥ 40 ms)`,
+    );
+  }
   if (errors > 0) console.log(`  (${errors} failed requests: non-2xx, errors or time-outs)`);
 
   const out = {
@@ -213,9 +231,11 @@ try {
             rps: round(s.rps, 0),
             p50Ms: round(s.p50, 3),
             p99Ms: round(s.p99, 3),
+            maxMs: round(s.max, 3),
+            atLeast40Ms: s.stalls,
             responses: s.responses,
             errors: s.bad,
-            cpuUsPerReq: s.cpuUs.map((v) => round(v, 1)),
+            cpuUsPerReq: Object.fromEntries(s.cpuUs.map((v, i) => [['autocannon', name === 'bare' ? 'server' : 'engine', 'worker'][i], round(v, 1)])),
           },
         ]),
       ),
@@ -229,4 +249,16 @@ try {
   process.exitCode = 1;
 } finally {
   await Promise.all(children.reverse().map((c) => stopChild(c)));
+}
+
+/** Index of the first element ≥ `value` in an ascending array. */
+function lowerBound(sorted, value) {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -18,7 +18,7 @@
 // Env: BENCH_SECONDS (5), BENCH_ROUNDS (5), BENCH_WARMUP_MS (1000), BENCH_STATE_IN_FLIGHT (64),
 //      BENCH_REDIS_URL (redis://127.0.0.1:6379), BENCH_CPU_PROF=<dir>, BENCH_STRICT=1.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,14 +49,33 @@ let fileDir;
 /** Opens a Redis client for the baseline (and to check that Redis is there); undefined with a reason when it is not. */
 async function openRedis() {
   const r = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
-  r.on('error', () => {});
+  let lastError;
+  r.on('error', (err) => {
+    lastError = err;
+  });
   try {
     await r.connect();
     await r.ping();
     return { redis: r };
   } catch (err) {
     r.disconnect();
-    return { reason: `Redis at ${REDIS_URL} is not reachable (${err instanceof Error ? err.message : err})` };
+    return { reason: `Redis at ${REDIS_URL} is not reachable (${(lastError ?? err)?.message ?? err})` };
+  }
+}
+
+/**
+ * CPU time (ms) of the local redis-server so far, read from /proc (Linux; the pid comes from INFO).
+ * Undefined when Redis is not a local process this one can see. Clock ticks are assumed to be 10 ms.
+ */
+async function redisServerCpuMs(redis) {
+  try {
+    const pid = /process_id:(\d+)/.exec(await redis.info('server'))?.[1];
+    if (!pid || !(await readFile(`/proc/${pid}/comm`, 'utf8')).startsWith('redis')) return undefined;
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in ticks of 1/100 s
+  } catch {
+    return undefined;
   }
 }
 
@@ -128,13 +147,18 @@ try {
   }
   if (systems.length === 0) throw new Error('nothing to measure');
 
+  // CPU time so far (ms): [this process (caller), engine, redis-server]
   const cpuOf = async (system) => {
     const { user, system: sys } = process.cpuUsage();
-    return [(user + sys) / 1000, system.engine ? (await request(system.engine.child, { type: 'cpu' })).cpuMs : 0];
+    return [
+      (user + sys) / 1000,
+      system.engine ? (await request(system.engine.child, { type: 'cpu' })).cpuMs : 0,
+      direct ? ((await redisServerCpuMs(direct)) ?? Number.NaN) : Number.NaN,
+    ];
   };
   process.stderr.write(`  state: ${IN_FLIGHT} in flight, ${rounds} round${rounds === 1 ? '' : 's'}:`);
   const samples = Object.fromEntries(systems.map((s) => [s.name, []]));
-  const cpu = Object.fromEntries(systems.map((s) => [s.name, { ms: [0, 0], ops: 0 }]));
+  const cpu = Object.fromEntries(systems.map((s) => [s.name, { ms: [0, 0, 0], ops: 0 }]));
   for (let roundNo = 0; roundNo < rounds; roundNo++) {
     for (const system of roundNo % 2 === 0 ? systems : [...systems].reverse()) {
       const before = await cpuOf(system);
@@ -146,7 +170,7 @@ try {
       const after = await cpuOf(system);
       samples[system.name].push(sample);
       cpu[system.name].ops += sample.completed;
-      for (let i = 0; i < 2; i++) cpu[system.name].ms[i] += after[i] - before[i];
+      for (let i = 0; i < 3; i++) cpu[system.name].ms[i] += after[i] - before[i];
     }
     process.stderr.write(` ${roundNo + 1}`);
   }
@@ -165,7 +189,7 @@ try {
   );
   console.log('Flint = worker in this process → engine child (flint-state) → adapter; baseline = ioredis in this process → redis-server (SET, GET)\n');
   printTable(
-    ['system', 'ops/s', 'vs baseline', 'p50', 'p99', 'caller CPU µs/op', 'engine CPU µs/op'],
+    ['system', 'ops/s', 'vs baseline', 'p50', 'p99', 'caller CPU µs/op', 'engine CPU µs/op', 'redis-server CPU µs/op'],
     results.map((r) => [
       r.label,
       fixed(r.callsPerSec),
@@ -174,8 +198,10 @@ try {
       fixed(r.p99Us, 0),
       fixed(r.cpuUs[0], 1),
       r.name === 'baseline' ? '-' : fixed(r.cpuUs[1], 1),
+      r.name === 'baseline' || r.name === 'redis' ? fixed(r.cpuUs[2], 1) : '-',
     ]),
   );
+  console.log('(CPU µs/op over every op of the measured rounds, warm-ups included; redis-server from /proc in 10 ms ticks)');
   for (const s of skipped) console.log(`skipped ${s.name}: ${s.reason}`);
 
   const targets = [];
@@ -207,7 +233,11 @@ try {
       p50Us: round(r.p50Us, 1),
       p99Us: round(r.p99Us, 1),
       ops: r.calls,
-      cpuUsPerOp: { caller: round(r.cpuUs[0], 1), engine: r.name === 'baseline' ? null : round(r.cpuUs[1], 1) },
+      cpuUsPerOp: {
+        caller: round(r.cpuUs[0], 1),
+        engine: r.name === 'baseline' ? null : round(r.cpuUs[1], 1),
+        redisServer: r.name === 'baseline' || r.name === 'redis' ? round(r.cpuUs[2], 1) : null,
+      },
     })),
     skipped,
     targets: targets.map((t) => ({ name: t.name, value: t.value === null ? null : round(t.value, 3), limit: t.limit, met: t.met })),

@@ -33,11 +33,9 @@ export class ChannelWriter {
       final: (callback) => {
         this.socket().then(
           (ws) => {
-            // Let queued frames reach the socket before the close frame.
-            setTimeout(() => {
-              ws.close(1000, 'stream_complete');
-              callback();
-            }, 10);
+            // The close frame is queued behind the data frames, so the reader gets all of them first.
+            ws.close(1000, 'stream_complete');
+            callback();
           },
           (err: Error) => callback(err),
         );

@@ -488,13 +488,13 @@ export class Worker extends EventEmitter<{
     if (this.connState === 'connected' && this.ws?.readyState === WebSocket.OPEN) this.write(this.ws, JSON.stringify(frame));
   }
 
-  /** Frames written in the same tick leave in one socket write (corked until the next tick). */
+  /** Frames written in one turn of the event loop leave in one socket write (corked until setImmediate). */
   private write(ws: WebSocket, text: string): void {
     const socket = this.socket;
     if (socket && !this.corked) {
       this.corked = true;
       socket.cork();
-      process.nextTick(() => {
+      setImmediate(() => {
         this.corked = false;
         socket.uncork();
       });

@@ -117,7 +117,8 @@ export class Channel implements EngineChannel {
 /** Creates channels, serves their WebSocket ends and sweeps abandoned ones. */
 export class ChannelManager implements ChannelService {
   private readonly channels = new Map<string, Channel>();
-  private readonly recentlyClosed = new Map<string, { key: string; at: number }>();
+  private recentlyClosed = new Map<string, { key: string; at: number }>();
+  private olderClosed = new Map<string, { key: string; at: number }>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -140,17 +141,19 @@ export class ChannelManager implements ChannelService {
 
   /** True for a channel removed in the last minute: a late socket is closed cleanly rather than refused. */
   wasClosed(id: string, key: string | null): boolean {
-    const entry = this.recentlyClosed.get(id);
+    const entry = this.recentlyClosed.get(id) ?? this.olderClosed.get(id);
     return entry !== undefined && entry.key === key && entry.at > Date.now() - RECENT_MS;
   }
 
   private forget(channel: Channel): void {
     this.channels.delete(channel.id);
-    this.recentlyClosed.set(channel.id, { key: channel.accessKey, at: Date.now() });
-    if (this.recentlyClosed.size > RECENT_MAX) {
-      const oldest = this.recentlyClosed.keys().next().value;
-      if (oldest !== undefined) this.recentlyClosed.delete(oldest);
+    // Two generations instead of a FIFO Map: evicting from the front of a Map that has seen many
+    // deletes is slow, while swapping generations is O(1).
+    if (this.recentlyClosed.size >= RECENT_MAX) {
+      this.olderClosed = this.recentlyClosed;
+      this.recentlyClosed = new Map();
     }
+    this.recentlyClosed.set(channel.id, { key: channel.accessKey, at: Date.now() });
   }
 
   /** Finds a channel for a socket end; undefined when the id or key does not match. */
@@ -170,10 +173,10 @@ export class ChannelManager implements ChannelService {
         void channel.drained().then(() => ws.resume());
       }
     });
-    // A normal close ends the channel after a moment for frames in flight (as upstream does); a
-    // dropped or failed writer aborts it, so a reader can tell the data is incomplete.
+    // Every frame the socket received was emitted before 'close', so a normal close ends the channel
+    // at once; a dropped or failed writer aborts it, so a reader can tell the data is incomplete.
     ws.once('close', (code) => {
-      if (code === 1000 || code === 1005) setTimeout(() => channel.end(), 10);
+      if (code === 1000 || code === 1005) channel.end();
       else channel.abort();
     });
   }

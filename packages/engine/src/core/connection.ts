@@ -71,12 +71,13 @@ export class WorkerConnection {
 
   sendRaw(text: string): void {
     if (this.closed) return;
-    // Frames sent in the same tick leave in one write (one syscall): the socket is corked on the
-    // first send and uncorked on the next tick.
+    // Frames sent in one turn of the event loop leave in one write (one syscall): the socket is
+    // corked on the first send and uncorked after the I/O callbacks of this turn (setImmediate), so
+    // calls arriving on many sockets at once share a write.
     if (!this.corked) {
       this.corked = true;
       this.socket.cork();
-      process.nextTick(this.uncork);
+      setImmediate(this.uncork);
     }
     this.ws.send(text);
     // Back-pressure: a worker that does not read its results stops being read from until it catches up.

@@ -127,6 +127,8 @@ export class RedisKvStore implements KvStore {
       autoResendUnfulfilledCommands: false,
       retryStrategy: (times) => Math.min(times * 100, 2000),
       connectionName: 'flint-kv',
+      // Commands issued in the same tick go out in one write (many calls in flight share round trips).
+      enableAutoPipelining: true,
     };
     let redis: Redis;
     try {
