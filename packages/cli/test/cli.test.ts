@@ -128,7 +128,7 @@ describe('flint start + trigger + listings', () => {
   });
 
   it('--void returns at once without output', async () => {
-    const run = await flint(['trigger', '--function-id', 'test::slow', '--void', '--url', engine.url]);
+    const run = await flint(['trigger', '--function-id', 'hello::world', '--payload', '{"name":"Void"}', '--void', '--url', engine.url]);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('');
   });

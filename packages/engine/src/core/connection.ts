@@ -43,6 +43,12 @@ export class WorkerConnection {
   private readonly uncork = () => {
     this.corked = false;
     this.socket.uncork();
+    // Back-pressure, judged once what this turn wrote has gone to the kernel: a worker that does not
+    // read what it is sent stops being read from (and gets no new calls) until its socket drains.
+    if (!this.paused && !this.closed && this.ws.bufferedAmount > this.limits.maxOutboundBytes) {
+      this.paused = true;
+      this.ws.pause();
+    }
   };
 
   constructor(
@@ -60,9 +66,12 @@ export class WorkerConnection {
     return this.ws.bufferedAmount;
   }
 
-  /** True when the worker does not read its frames fast enough to take more work. */
+  /**
+   * True when the worker does not read its frames fast enough to take more work: its socket stayed
+   * over the cap after a flush, or a single turn has queued more than four times the cap.
+   */
   get overloaded(): boolean {
-    return this.ws.bufferedAmount > this.limits.maxOutboundBytes;
+    return this.paused || this.ws.bufferedAmount > 4 * this.limits.maxOutboundBytes;
   }
 
   send(message: EngineToWorker): void {
@@ -80,11 +89,6 @@ export class WorkerConnection {
       setImmediate(this.uncork);
     }
     this.ws.send(text);
-    // Back-pressure: a worker that does not read its results stops being read from until it catches up.
-    if (!this.paused && this.ws.bufferedAmount > this.limits.maxOutboundBytes) {
-      this.paused = true;
-      this.ws.pause();
-    }
   }
 
   private onDrain(): void {
