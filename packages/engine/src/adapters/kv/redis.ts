@@ -91,6 +91,10 @@ export class RedisKvStore implements KvStore {
   /** Tail of the queue of local `update`s per hash field (keyed by `${hash}\n${key}`). */
   private readonly updateQueues = new Map<string, Promise<unknown>>();
   private lastConnectionError: Error | undefined;
+  private inFlight = 0;
+  private lastProgress = Date.now();
+  private timedOut = false;
+  private readonly watchdog: NodeJS.Timeout;
   private closed = false;
 
   private constructor(
@@ -108,7 +112,9 @@ export class RedisKvStore implements KvStore {
         this.log?.warn(`redis at ${this.url}: connection lost (${err.message}); calls fail with store_unavailable until it is back`);
       this.lastConnectionError = err;
     });
+    this.watchdog = setInterval(() => this.watch(), Math.max(10, Math.floor(this.commandTimeoutMs / 10))).unref();
     redis.on('ready', () => {
+      this.timedOut = false;
       if (wasReady && this.lastConnectionError) this.log?.info(`redis at ${this.url}: connection restored`);
       wasReady = true;
       this.lastConnectionError = undefined;
@@ -120,7 +126,6 @@ export class RedisKvStore implements KvStore {
     const options: RedisOptions = {
       lazyConnect: true,
       enableOfflineQueue: false,
-      commandTimeout: config.command_timeout_ms,
       connectTimeout: Math.max(1000, Math.min(openTimeoutMs, 3000)),
       // Fail the commands in flight as soon as the connection drops instead of resending them later.
       maxRetriesPerRequest: 0,
@@ -195,6 +200,7 @@ export class RedisKvStore implements KvStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.watchdog);
     if (this.redis.status === 'ready') {
       try {
         await this.redis.quit();
@@ -247,18 +253,39 @@ export class RedisKvStore implements KvStore {
   /** Runs one Redis command, turning every failure of Redis or of the connection into store_unavailable. */
   private async call<T>(command: () => Promise<T>): Promise<T> {
     if (this.closed) throw new FlintError('store_unavailable', `redis at ${this.url} is unavailable: the store is closed`);
+    if (this.inFlight === 0) this.lastProgress = Date.now();
+    this.inFlight++;
     try {
       return await command();
     } catch (err) {
       throw this.unavailable(err);
+    } finally {
+      this.inFlight--;
+      this.lastProgress = Date.now();
     }
+  }
+
+  /**
+   * The command time-out, without a timer per command: when commands are in flight and none has
+   * been answered for `command_timeout_ms`, the connection is dropped, which fails them all at once
+   * (store_unavailable) and reconnects.
+   */
+  private watch(): void {
+    if (this.inFlight === 0 || Date.now() - this.lastProgress <= this.commandTimeoutMs || this.redis.status !== 'ready') return;
+    this.timedOut = true;
+    this.log?.warn(`redis at ${this.url}: no answer within ${this.commandTimeoutMs} ms; reconnecting`);
+    // A hung server never finishes a graceful close, so the socket is destroyed: ioredis then fails
+    // the queued commands at once and reconnects.
+    this.redis.stream.destroy();
   }
 
   private unavailable(err: unknown): FlintError {
     if (err instanceof FlintError) return err;
     let reason: string;
     const message = err instanceof Error ? err.message : String(err);
-    if (/enableOfflineQueue|Connection is closed|max retries per request/i.test(message)) {
+    if (this.timedOut && /Connection is closed|max retries per request/i.test(message)) {
+      reason = `no answer within ${this.commandTimeoutMs} ms`;
+    } else if (/enableOfflineQueue|Connection is closed|max retries per request/i.test(message)) {
       reason = this.redis.status === 'ready' ? 'the connection was lost' : `not connected (${this.redis.status})`;
       if (this.lastConnectionError) reason += `: ${this.lastConnectionError.message}`;
     } else if (/Command timed out/i.test(message)) {
@@ -289,6 +316,7 @@ export class RedisKvStore implements KvStore {
       });
     } catch (err) {
       this.closed = true;
+      clearInterval(this.watchdog);
       redis.disconnect();
       let reason = err instanceof Error ? err.message : String(err);
       if (this.lastConnectionError && this.lastConnectionError !== err) reason += ` (last error: ${this.lastConnectionError.message})`;
