@@ -3,11 +3,13 @@ import type { CorsConfig } from './config.js';
 import type { Headers } from './respond.js';
 
 /** CORS headers for a normal response, or {} when the origin is not allowed / CORS is off. */
+const NONE: Headers = Object.freeze({}) as Headers;
+
 export function corsHeaders(cors: CorsConfig | undefined, req: IncomingMessage): Headers {
   const origin = req.headers.origin;
-  if (!cors || origin === undefined) return {};
+  if (!cors || origin === undefined) return NONE;
   const any = cors.origins.includes('*');
-  if (!any && !cors.origins.includes(origin)) return {};
+  if (!any && !cors.origins.includes(origin)) return NONE;
   const headers: Headers = { 'access-control-allow-origin': any && !cors.credentials ? '*' : origin };
   if (!any || cors.credentials) headers.vary = 'Origin';
   if (cors.credentials) headers['access-control-allow-credentials'] = 'true';

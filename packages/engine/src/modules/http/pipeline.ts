@@ -54,12 +54,12 @@ export class HttpPipeline {
 
     const request = {
       path_params: match.params,
-      query_params: q < 0 ? {} : Object.fromEntries(new URLSearchParams(url.slice(q + 1))),
+      query_params: q < 0 ? EMPTY : Object.fromEntries(new URLSearchParams(url.slice(q + 1))),
       headers: flattenHeaders(req),
       method,
     };
-    const middlewareInput: MiddlewareInput = { phase: 'preHandler', request, context: {} };
-    for (const fn of this.globalMiddleware) if (!(await this.middleware(fn, middlewareInput, res, cors))) return;
+    const middlewareInput = (): MiddlewareInput => ({ phase: 'preHandler', request, context: {} });
+    for (const fn of this.globalMiddleware) if (!(await this.middleware(fn, middlewareInput(), res, cors))) return;
 
     const bodyIsJson = isJsonContentType(request.headers['content-type']);
     let body: unknown = null;
@@ -77,26 +77,43 @@ export class HttpPipeline {
     };
     if (this.tooLarge(req, res, cors)) return;
 
+    const trigger = { type: 'http', path: route.pattern, method };
     if (route.conditionFunctionId) {
       if (!(await readBody())) return;
-      const input = { ...request, body, path, route: route.pattern, trigger: { type: 'http', path: route.pattern, method } };
+      const input = { ...request, body, path, route: route.pattern, trigger };
       if (!(await this.condition(route, input, res, cors))) return;
     }
-    for (const fn of route.middlewareFunctionIds) if (!(await this.middleware(fn, middlewareInput, res, cors))) return;
+    for (const fn of route.middlewareFunctionIds) if (!(await this.middleware(fn, middlewareInput(), res, cors))) return;
     if (!bodyRead && !(await readBody())) return;
-    await this.invokeHandler(req, res, route, { ...request, body, path, route: route.pattern }, bodyIsJson, cors);
+
+    // The handler's input (ApiRequest), built once, with the two channel refs of protocol §5.4.
+    const requestBody = this.ctx.channels.create();
+    const response = this.ctx.channels.create();
+    const payload = {
+      path_params: request.path_params,
+      query_params: request.query_params,
+      headers: request.headers,
+      method,
+      body,
+      path,
+      route: route.pattern,
+      trigger,
+      request_body: requestBody.readerRef,
+      response: response.writerRef,
+    };
+    await this.invokeHandler(req, res, route, payload, requestBody, response, bodyIsJson, cors);
   }
 
   private async invokeHandler(
     req: IncomingMessage,
     res: ServerResponse,
     route: Route,
-    request: Record<string, unknown>,
+    payload: Record<string, unknown>,
+    requestBody: EngineChannel,
+    response: EngineChannel,
     bodyIsJson: boolean,
     cors: Headers,
   ): Promise<void> {
-    const requestBody = this.ctx.channels.create();
-    const response = this.ctx.channels.create();
     const cleanup = () => {
       requestBody.destroy();
       response.destroy();
@@ -109,13 +126,9 @@ export class HttpPipeline {
         cleanup();
       });
     }
-    const payload = {
-      ...request,
-      trigger: { type: 'http', path: route.pattern, method: request.method },
-      request_body: requestBody.readerRef,
-      response: response.writerRef,
-    };
     const started = Date.now();
+    // The invocation's own time-out bounds the wait for a result; streamResponse only needs a timer
+    // when a handler returns no value and answers through the channel.
     const result = this.ctx.invoke(route.functionId, payload, { timeoutMs: this.config.default_timeout_ms }).then(
       (value) => ({ ok: true as const, value }),
       (error: unknown) => ({ ok: false as const, error }),
@@ -124,7 +137,7 @@ export class HttpPipeline {
       res,
       channel: response,
       result,
-      headTimeoutMs: Math.max(1, this.config.default_timeout_ms - (Date.now() - started)),
+      headDeadline: started + this.config.default_timeout_ms,
       baseHeaders: cors,
       onResult: (value) => {
         const problem = sendResult(res, value, cors);
@@ -257,9 +270,14 @@ function allowHeader(methods: string[], withOptions: boolean): string {
   return all.join(', ');
 }
 
+const EMPTY: StringMap = Object.freeze({}) as StringMap;
+
+/** Header names are already lower-case; only `set-cookie` can be an array (joined like the others). */
 function flattenHeaders(req: IncomingMessage): StringMap {
+  const headers = req.headers;
+  if (headers['set-cookie'] === undefined) return headers as StringMap;
   const out: StringMap = {};
-  for (const [name, value] of Object.entries(req.headers)) {
+  for (const [name, value] of Object.entries(headers)) {
     if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return out;

@@ -91,25 +91,28 @@ export function sendResult(res: ServerResponse, result: unknown, baseHeaders: He
   return writeBody(res, status, pairs, baseHeaders, result.body, true);
 }
 
-function writeBody(
-  res: ServerResponse,
-  status: number,
-  pairs: Array<[string, string]>,
-  baseHeaders: Headers,
-  body: unknown,
-  fromApiResponse: boolean,
-): undefined {
-  const contentType = pairs.find(([k]) => k === 'content-type')?.[1];
+function writeBody(res: ServerResponse, status: number, pairs: Array<[string, string]>, baseHeaders: Headers, body: unknown, fromApiResponse: boolean): undefined {
+  let contentType: string | undefined;
+  for (const [k, v] of pairs) if (k === 'content-type') contentType = v;
   let payload: string | undefined;
   if (body === undefined && fromApiResponse) payload = undefined;
   else if (contentType !== undefined && typeof body === 'string') payload = body;
   else if (contentType !== undefined && body === null) payload = undefined;
   else payload = JSON.stringify(body ?? null);
-  const out: Array<[string, string]> = Object.entries(baseHeaders);
-  for (const pair of pairs) out.push(pair);
-  if (payload !== undefined && contentType === undefined) out.push(['content-type', 'application/json']);
-  out.push(['content-length', String(payload === undefined ? 0 : Buffer.byteLength(payload))]);
-  res.writeHead(status, out.flat());
+  const length = String(payload === undefined ? 0 : Buffer.byteLength(payload));
+  if (pairs.length === 0) {
+    // The common case: one object literal, no header list to build.
+    const headers: Headers = payload === undefined ? { ...baseHeaders, 'content-length': length } : { ...baseHeaders, 'content-type': 'application/json', 'content-length': length };
+    res.writeHead(status, headers);
+  } else {
+    // A flat [name, value, ...] list keeps repeated headers (e.g. several set-cookie lines).
+    const out: string[] = [];
+    for (const k in baseHeaders) out.push(k, baseHeaders[k] as string);
+    for (const [k, v] of pairs) out.push(k, v);
+    if (payload !== undefined && contentType === undefined) out.push('content-type', 'application/json');
+    out.push('content-length', length);
+    res.writeHead(status, out);
+  }
   res.end(payload);
   return undefined;
 }

@@ -8,15 +8,29 @@ export interface StreamResponseOptions {
   res: ServerResponse;
   /** The engine's (reading) end of the response channel. */
   channel: EngineChannel;
+  /** The invocation's outcome; its own time-out bounds the wait for it. */
   result: Promise<Outcome>;
-  /** How long to wait for a result or the first body byte. */
-  headTimeoutMs: number;
+  /** When a result or the first body byte must have arrived (epoch ms). */
+  headDeadline: number;
   baseHeaders: Headers;
   onResult(value: unknown): void;
   onError(error: unknown): void;
   onTimeout(): void;
   /** The handler failed after the body started: the response is cut off (the client sees it truncated). */
   onStreamError(error: unknown): void;
+}
+
+const TIMEOUT = Symbol('timeout');
+
+/** Waits for `promise` until `deadline`; the timer exists only while it waits. */
+function until<T>(promise: Promise<T>, deadline: number): Promise<T | typeof TIMEOUT> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(TIMEOUT), Math.max(1, deadline - Date.now()));
+    promise.then((value) => {
+      clearTimeout(timer);
+      resolve(value);
+    });
+  });
 }
 
 /**
@@ -26,58 +40,52 @@ export interface StreamResponseOptions {
  */
 export async function streamResponse(o: StreamResponseOptions): Promise<void> {
   let status = 200;
-  const headers: Headers = { ...o.baseHeaders };
+  let headers: Headers | undefined;
   let outcome: Outcome | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), o.headTimeoutMs);
-  });
   const result = o.result.then((r) => {
     outcome = r;
     return r;
   });
-  try {
-    let next: Promise<ChannelItem | null> = o.channel.read();
-    for (;;) {
-      const winner = await Promise.race(outcome ? [next, timeout] : [next, result, timeout]);
-      if (winner === 'timeout') return o.onTimeout();
-      if (winner !== null && typeof winner === 'object' && 'ok' in winner) {
-        if (!winner.ok) return o.onError(winner.error);
-        if (winner.value !== undefined && winner.value !== null) return o.onResult(winner.value);
-        continue; // no result: the body comes through the channel
-      }
-      const item = winner as ChannelItem | null;
-      if (item === null) {
-        // The channel ended without body bytes: answer with what the handler set.
-        if (!outcome) {
-          const r = await Promise.race([result, timeout]);
-          if (r === 'timeout') return o.onTimeout();
-          if (!r.ok) return o.onError(r.error);
-          if (r.value !== undefined && r.value !== null) return o.onResult(r.value);
-        }
-        o.res.writeHead(status, headers);
-        o.res.end();
-        return;
-      }
-      if (item.kind === 'text') {
-        applyControl(item.text, headers, (s) => {
-          status = s;
-        });
-        next = o.channel.read();
-        continue;
-      }
-      clearTimeout(timer);
-      // Past this point the response is committed: a handler failure can only cut it off. A time-out
-      // is not a failure here (a long SSE stream outlives the invocation time-out).
-      void result.then((r) => {
-        if (r.ok || isTimeout(r.error) || o.res.writableEnded) return;
-        o.onStreamError(r.error);
-        o.channel.destroy('handler failed', 1011);
-      });
-      return await pipeBody(o.res, o.channel, status, headers, item.data);
+  let next: Promise<ChannelItem | null> = o.channel.read();
+  for (;;) {
+    // Before the result: the invocation time-out bounds the race. After a result without a value:
+    // the head deadline does.
+    const winner = outcome ? await until(next, o.headDeadline) : await Promise.race([next, result]);
+    if (winner === TIMEOUT) return o.onTimeout();
+    if (winner !== null && typeof winner === 'object' && 'ok' in winner) {
+      if (!winner.ok) return o.onError(winner.error);
+      if (winner.value !== undefined && winner.value !== null) return o.onResult(winner.value);
+      continue; // no result: the body comes through the channel
     }
-  } finally {
-    clearTimeout(timer);
+    const item = winner as ChannelItem | null;
+    if (item === null) {
+      // The channel ended without body bytes: answer with what the handler set, once it returned.
+      if (!outcome) {
+        const r = await result;
+        if (!r.ok) return o.onError(r.error);
+        if (r.value !== undefined && r.value !== null) return o.onResult(r.value);
+      }
+      o.res.writeHead(status, headers ?? o.baseHeaders);
+      o.res.end();
+      return;
+    }
+    if (item.kind === 'text') {
+      headers ??= { ...o.baseHeaders };
+      const h = headers;
+      applyControl(item.text, h, (s) => {
+        status = s;
+      });
+      next = o.channel.read();
+      continue;
+    }
+    // Past this point the response is committed: a handler failure can only cut it off. A time-out
+    // is not a failure here (a long SSE stream outlives the invocation time-out).
+    void result.then((r) => {
+      if (r.ok || isTimeout(r.error) || o.res.writableEnded) return;
+      o.onStreamError(r.error);
+      o.channel.destroy('handler failed', 1011);
+    });
+    return await pipeBody(o.res, o.channel, status, headers ?? { ...o.baseHeaders }, item.data);
   }
 }
 
