@@ -15,8 +15,6 @@ export interface ChannelOptions {
 
 /** A one-way ordered pipe of text/binary items with a bounded buffer. */
 export class Channel implements EngineChannel {
-  readonly readerRef: ChannelRef;
-  readonly writerRef: ChannelRef;
   readonly createdAt = Date.now();
   readerTaken = false;
   writerTaken = false;
@@ -25,17 +23,23 @@ export class Channel implements EngineChannel {
   private destroyed = false;
   aborted = false;
   private waitingReader: ((item: ChannelItem | null) => void) | undefined;
-  private drainWaiters: (() => void)[] = [];
-  private readonly sockets = new Set<WebSocket>();
+  // Allocated on first use: most channels (one per HTTP request) never need them.
+  private drainWaiters: (() => void)[] | undefined;
+  private sockets: Set<WebSocket> | undefined;
 
   constructor(
     readonly id: string,
     readonly accessKey: string,
     readonly bufferSize: number,
     private readonly onDestroy: (channel: Channel) => void,
-  ) {
-    this.readerRef = { channel_id: id, access_key: accessKey, direction: 'read' };
-    this.writerRef = { channel_id: id, access_key: accessKey, direction: 'write' };
+  ) {}
+
+  get readerRef(): ChannelRef {
+    return { channel_id: this.id, access_key: this.accessKey, direction: 'read' };
+  }
+
+  get writerRef(): ChannelRef {
+    return { channel_id: this.id, access_key: this.accessKey, direction: 'write' };
   }
 
   get isEnded(): boolean {
@@ -56,7 +60,10 @@ export class Channel implements EngineChannel {
 
   drained(): Promise<void> {
     if (this.items.length < this.bufferSize || this.ended || this.destroyed) return Promise.resolve();
-    return new Promise((resolve) => this.drainWaiters.push(resolve));
+    return new Promise((resolve) => {
+      this.drainWaiters ??= [];
+      this.drainWaiters.push(resolve);
+    });
   }
 
   end(): void {
@@ -83,8 +90,10 @@ export class Channel implements EngineChannel {
   }
 
   attach(ws: WebSocket): void {
-    this.sockets.add(ws);
-    ws.once('close', () => this.sockets.delete(ws));
+    this.sockets ??= new Set();
+    const sockets = this.sockets;
+    sockets.add(ws);
+    ws.once('close', () => sockets.delete(ws));
   }
 
   /** Ends the channel as failed: the reader sees the end, and `aborted` tells it the data is incomplete. */
@@ -103,13 +112,14 @@ export class Channel implements EngineChannel {
     this.waitingReader = undefined;
     reader?.(null);
     this.releaseWriters();
-    for (const ws of this.sockets) if (ws.readyState === ws.OPEN) ws.close(code, reason);
+    if (this.sockets) for (const ws of this.sockets) if (ws.readyState === ws.OPEN) ws.close(code, reason);
     this.onDestroy(this);
   }
 
   private releaseWriters(): void {
     const waiters = this.drainWaiters;
-    this.drainWaiters = [];
+    if (!waiters) return;
+    this.drainWaiters = undefined;
     for (const resolve of waiters) resolve();
   }
 }
@@ -117,6 +127,7 @@ export class Channel implements EngineChannel {
 /** Creates channels, serves their WebSocket ends and sweeps abandoned ones. */
 export class ChannelManager implements ChannelService {
   private readonly channels = new Map<string, Channel>();
+  private readonly empty: ChannelRef = Object.freeze({ channel_id: randomUUID(), access_key: randomUUID(), direction: 'read' as const });
   private recentlyClosed = new Map<string, { key: string; at: number }>();
   private olderClosed = new Map<string, { key: string; at: number }>();
   private readonly sweeper: NodeJS.Timeout;
@@ -130,6 +141,10 @@ export class ChannelManager implements ChannelService {
 
   get size(): number {
     return this.channels.size;
+  }
+
+  get emptyReaderRef(): ChannelRef {
+    return this.empty;
   }
 
   create(bufferSize?: number): Channel {
@@ -158,6 +173,13 @@ export class ChannelManager implements ChannelService {
 
   /** Finds a channel for a socket end; undefined when the id or key does not match. */
   lookup(id: string, key: string | null): Channel | undefined {
+    if (id === this.empty.channel_id) {
+      // Every reader of the shared empty ref gets its own channel that has already ended.
+      if (key !== this.empty.access_key) return undefined;
+      const channel = new Channel(id, this.empty.access_key, 1, () => {});
+      channel.end();
+      return channel;
+    }
     const channel = this.channels.get(id);
     return channel && channel.accessKey === key ? channel : undefined;
   }

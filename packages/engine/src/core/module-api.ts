@@ -79,6 +79,8 @@ export interface EngineChannel {
 
 export interface ChannelService {
   create(bufferSize?: number): EngineChannel;
+  /** A reader ref that any number of readers may take and that is always already ended (an empty body). */
+  readonly emptyReaderRef: ChannelRef;
 }
 
 export interface TelemetryFrame {

@@ -86,8 +86,10 @@ export class HttpPipeline {
     for (const fn of route.middlewareFunctionIds) if (!(await this.middleware(fn, middlewareInput(), res, cors))) return;
     if (!bodyRead && !(await readBody())) return;
 
-    // The handler's input (ApiRequest), built once, with the two channel refs of protocol §5.4.
-    const requestBody = this.ctx.channels.create();
+    // The handler's input (ApiRequest), built once, with the two channel refs of protocol §5.4. A
+    // request without a raw body to stream gets the shared, already-ended reader.
+    const streamsBody = !bodyIsJson && hasBody(req);
+    const requestBody = streamsBody ? this.ctx.channels.create() : undefined;
     const response = this.ctx.channels.create();
     const payload = {
       path_params: request.path_params,
@@ -98,10 +100,10 @@ export class HttpPipeline {
       path,
       route: route.pattern,
       trigger,
-      request_body: requestBody.readerRef,
+      request_body: requestBody ? requestBody.readerRef : this.ctx.channels.emptyReaderRef,
       response: response.writerRef,
     };
-    await this.invokeHandler(req, res, route, payload, requestBody, response, bodyIsJson, cors);
+    await this.invokeHandler(req, res, route, payload, requestBody, response, cors);
   }
 
   private async invokeHandler(
@@ -109,34 +111,26 @@ export class HttpPipeline {
     res: ServerResponse,
     route: Route,
     payload: Record<string, unknown>,
-    requestBody: EngineChannel,
+    requestBody: EngineChannel | undefined,
     response: EngineChannel,
-    bodyIsJson: boolean,
     cors: Headers,
   ): Promise<void> {
     const cleanup = () => {
-      requestBody.destroy();
+      requestBody?.destroy();
       response.destroy();
     };
     res.once('close', cleanup);
-    if (bodyIsJson || !hasBody(req)) requestBody.end();
-    else {
+    if (requestBody) {
       streamBody(req, requestBody, this.config.max_body_bytes).catch((err: unknown) => {
         this.bodyError(err, req, res, cors);
         cleanup();
       });
     }
     const started = Date.now();
-    // The invocation's own time-out bounds the wait for a result; streamResponse only needs a timer
-    // when a handler returns no value and answers through the channel.
-    const result = this.ctx.invoke(route.functionId, payload, { timeoutMs: this.config.default_timeout_ms }).then(
-      (value) => ({ ok: true as const, value }),
-      (error: unknown) => ({ ok: false as const, error }),
-    );
     await streamResponse({
       res,
       channel: response,
-      result,
+      invocation: this.ctx.invoke(route.functionId, payload, { timeoutMs: this.config.default_timeout_ms }),
       headDeadline: started + this.config.default_timeout_ms,
       baseHeaders: cors,
       onResult: (value) => {

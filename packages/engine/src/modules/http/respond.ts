@@ -91,7 +91,14 @@ export function sendResult(res: ServerResponse, result: unknown, baseHeaders: He
   return writeBody(res, status, pairs, baseHeaders, result.body, true);
 }
 
-function writeBody(res: ServerResponse, status: number, pairs: Array<[string, string]>, baseHeaders: Headers, body: unknown, fromApiResponse: boolean): undefined {
+function writeBody(
+  res: ServerResponse,
+  status: number,
+  pairs: Array<[string, string]>,
+  baseHeaders: Headers,
+  body: unknown,
+  fromApiResponse: boolean,
+): undefined {
   let contentType: string | undefined;
   for (const [k, v] of pairs) if (k === 'content-type') contentType = v;
   let payload: string | undefined;
@@ -102,7 +109,8 @@ function writeBody(res: ServerResponse, status: number, pairs: Array<[string, st
   const length = String(payload === undefined ? 0 : Buffer.byteLength(payload));
   if (pairs.length === 0) {
     // The common case: one object literal, no header list to build.
-    const headers: Headers = payload === undefined ? { ...baseHeaders, 'content-length': length } : { ...baseHeaders, 'content-type': 'application/json', 'content-length': length };
+    const headers: Headers =
+      payload === undefined ? { ...baseHeaders, 'content-length': length } : { ...baseHeaders, 'content-type': 'application/json', 'content-length': length };
     res.writeHead(status, headers);
   } else {
     // A flat [name, value, ...] list keeps repeated headers (e.g. several set-cookie lines).

@@ -8,9 +8,9 @@ export interface StreamResponseOptions {
   res: ServerResponse;
   /** The engine's (reading) end of the response channel. */
   channel: EngineChannel;
-  /** The invocation's outcome; its own time-out bounds the wait for it. */
-  result: Promise<Outcome>;
-  /** When a result or the first body byte must have arrived (epoch ms). */
+  /** The invocation; its own time-out bounds the wait for it. */
+  invocation: Promise<unknown>;
+  /** When the first body byte must have arrived if the handler returned no value (epoch ms). */
   headDeadline: number;
   baseHeaders: Headers;
   onResult(value: unknown): void;
@@ -20,73 +20,79 @@ export interface StreamResponseOptions {
   onStreamError(error: unknown): void;
 }
 
-const TIMEOUT = Symbol('timeout');
-
-/** Waits for `promise` until `deadline`; the timer exists only while it waits. */
-function until<T>(promise: Promise<T>, deadline: number): Promise<T | typeof TIMEOUT> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(TIMEOUT), Math.max(1, deadline - Date.now()));
-    promise.then((value) => {
-      clearTimeout(timer);
-      resolve(value);
-    });
-  });
-}
-
 /**
  * Answers a request from whichever comes first: the handler's result (an ApiResponse), or a streamed
  * response on the channel (`set_status` / `set_headers` text items, then binary body chunks, sent to
- * the client as they arrive). A result without a value keeps waiting for the channel.
+ * the client as they arrive). A result without a value keeps waiting for the channel, until the head
+ * deadline. Event-driven: no timer or race unless the handler answers through the channel.
  */
-export async function streamResponse(o: StreamResponseOptions): Promise<void> {
-  let status = 200;
-  let headers: Headers | undefined;
-  let outcome: Outcome | undefined;
-  const result = o.result.then((r) => {
-    outcome = r;
-    return r;
-  });
-  let next: Promise<ChannelItem | null> = o.channel.read();
-  for (;;) {
-    // Before the result: the invocation time-out bounds the race. After a result without a value:
-    // the head deadline does.
-    const winner = outcome ? await until(next, o.headDeadline) : await Promise.race([next, result]);
-    if (winner === TIMEOUT) return o.onTimeout();
-    if (winner !== null && typeof winner === 'object' && 'ok' in winner) {
-      if (!winner.ok) return o.onError(winner.error);
-      if (winner.value !== undefined && winner.value !== null) return o.onResult(winner.value);
-      continue; // no result: the body comes through the channel
-    }
-    const item = winner as ChannelItem | null;
-    if (item === null) {
-      // The channel ended without body bytes: answer with what the handler set, once it returned.
-      if (!outcome) {
-        const r = await result;
-        if (!r.ok) return o.onError(r.error);
-        if (r.value !== undefined && r.value !== null) return o.onResult(r.value);
-      }
+export function streamResponse(o: StreamResponseOptions): Promise<void> {
+  return new Promise<void>((done) => {
+    let status = 200;
+    let headers: Headers | undefined;
+    let outcome: Outcome | undefined;
+    let channelEnded = false;
+    let settled = false;
+    let committed = false;
+    let timer: NodeJS.Timeout | undefined;
+
+    const finish = (answer: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      answer();
+      done();
+    };
+    const endWithoutBody = () => {
       o.res.writeHead(status, headers ?? o.baseHeaders);
       o.res.end();
-      return;
-    }
-    if (item.kind === 'text') {
-      headers ??= { ...o.baseHeaders };
-      const h = headers;
-      applyControl(item.text, h, (s) => {
-        status = s;
-      });
-      next = o.channel.read();
-      continue;
-    }
-    // Past this point the response is committed: a handler failure can only cut it off. A time-out
-    // is not a failure here (a long SSE stream outlives the invocation time-out).
-    void result.then((r) => {
-      if (r.ok || isTimeout(r.error) || o.res.writableEnded) return;
-      o.onStreamError(r.error);
-      o.channel.destroy('handler failed', 1011);
-    });
-    return await pipeBody(o.res, o.channel, status, headers ?? { ...o.baseHeaders }, item.data);
-  }
+    };
+
+    const onOutcome = (r: Outcome) => {
+      outcome = r;
+      if (committed) {
+        // A time-out is not a failure once streaming (a long SSE stream outlives it).
+        if (!r.ok && !isTimeout(r.error) && !o.res.writableEnded) {
+          o.onStreamError(r.error);
+          o.channel.destroy('handler failed', 1011);
+        }
+        return;
+      }
+      if (!r.ok) return finish(() => o.onError(r.error));
+      if (r.value !== undefined && r.value !== null) return finish(() => o.onResult(r.value));
+      if (channelEnded) return finish(endWithoutBody);
+      // No value: the body comes through the channel, within the head deadline.
+      if (!settled) timer = setTimeout(() => finish(() => o.onTimeout()), Math.max(1, o.headDeadline - Date.now()));
+    };
+    o.invocation.then(
+      (value) => onOutcome({ ok: true, value }),
+      (error: unknown) => onOutcome({ ok: false, error }),
+    );
+
+    const onItem = (item: ChannelItem | null): void => {
+      if (settled) return;
+      if (item === null) {
+        // Ended without body bytes: answer with what the handler set, once it has returned.
+        channelEnded = true;
+        if (outcome?.ok) finish(endWithoutBody);
+        return;
+      }
+      if (item.kind === 'text') {
+        headers ??= { ...o.baseHeaders };
+        applyControl(item.text, headers, (s) => {
+          status = s;
+        });
+        void o.channel.read().then(onItem);
+        return;
+      }
+      settled = true;
+      committed = true;
+      clearTimeout(timer);
+      if (outcome) onOutcome(outcome);
+      pipeBody(o.res, o.channel, status, headers ?? { ...o.baseHeaders }, item.data).then(done, done);
+    };
+    void o.channel.read().then(onItem);
+  });
 }
 
 function applyControl(text: string, headers: Headers, setStatus: (s: number) => void): void {
