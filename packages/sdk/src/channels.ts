@@ -10,14 +10,17 @@ function channelUrl(base: string, ref: ChannelRef): string {
 
 /** The writing end of a channel: `stream` for bytes, `sendMessage` for text items. */
 export class ChannelWriter {
-  readonly stream: Writable;
+  private writable: Writable | undefined;
   private opened: Promise<WebSocket> | undefined;
 
   constructor(
     private readonly base: string,
     readonly ref: ChannelRef,
-  ) {
-    this.stream = new Writable({
+  ) {}
+
+  /** The bytes end as a Node Writable (created on first use: most HTTP handlers never stream). */
+  get stream(): Writable {
+    this.writable ??= new Writable({
       write: (chunk: Buffer, _enc, callback) => {
         this.socket().then((ws) => sendChunks(ws, chunk, callback), callback);
       },
@@ -41,6 +44,7 @@ export class ChannelWriter {
         );
       },
     });
+    return this.writable;
   }
 
   /** Sends one text item (e.g. a control message). */
@@ -65,10 +69,10 @@ export class ChannelWriter {
       ws.once('open', () => resolve(ws));
       ws.once('error', (err) => {
         reject(err);
-        this.stream.destroy(err);
+        this.writable?.destroy(err);
       });
       ws.once('close', () => {
-        if (!this.stream.writableFinished) this.stream.destroy();
+        if (this.writable && !this.writable.writableFinished) this.writable.destroy();
       });
     });
     return this.opened;
@@ -86,15 +90,18 @@ function sendChunks(ws: WebSocket, chunk: Buffer, callback: (err?: Error | null)
 
 /** The reading end of a channel: `stream` yields bytes, `onMessage` receives text items. */
 export class ChannelReader {
-  readonly stream: Readable;
+  private readable: Readable | undefined;
   private ws: WebSocket | undefined;
   private readonly listeners: ((text: string) => void)[] = [];
 
   constructor(
     private readonly base: string,
     readonly ref: ChannelRef,
-  ) {
-    this.stream = new Readable({
+  ) {}
+
+  /** The bytes as a Node Readable; reading it opens the channel (created on first use). */
+  get stream(): Readable {
+    this.readable ??= new Readable({
       read: () => {
         if (!this.ws) this.open();
         else if (this.ws.isPaused) this.ws.resume();
@@ -104,6 +111,7 @@ export class ChannelReader {
         callback(err);
       },
     });
+    return this.readable;
   }
 
   onMessage(listener: (text: string) => void): void {
@@ -119,7 +127,7 @@ export class ChannelReader {
 
   close(): void {
     if (this.ws) this.ws.close(1000, 'channel_close');
-    else this.stream.push(null);
+    else this.readable?.push(null);
   }
 
   private open(): void {

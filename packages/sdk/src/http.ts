@@ -67,6 +67,16 @@ export function http<B = unknown>(handler: (req: HttpRequest<B>, res: HttpRespon
     const { response: _ignored, ...req } = input;
     let used = false;
     let contentTypeSet = false;
+    let body: Writable | undefined;
+    // The body stream is made on first use; a client that went away must not crash the worker, so
+    // its errors are observed (the handler sees the stream destroyed).
+    const stream = (): Writable => {
+      if (!body) {
+        body = writer.stream;
+        body.on('error', () => {});
+      }
+      return body;
+    };
     const res: HttpResponse = {
       status(code) {
         used = true;
@@ -79,11 +89,11 @@ export function http<B = unknown>(handler: (req: HttpRequest<B>, res: HttpRespon
       },
       write(chunk) {
         used = true;
-        writer.stream.write(chunk);
+        stream().write(chunk);
       },
       get stream() {
         used = true;
-        return writer.stream;
+        return stream();
       },
       sse(event) {
         if (!contentTypeSet) res.headers({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -91,10 +101,10 @@ export function http<B = unknown>(handler: (req: HttpRequest<B>, res: HttpRespon
       },
       close() {
         used = true;
-        if (!writer.stream.writableEnded) writer.stream.end();
+        const st = stream();
+        if (!st.writableEnded) st.end();
       },
     };
-    writer.stream.on('error', () => {}); // a client that went away: the handler sees writableEnded/destroyed
     try {
       const result = await handler(req as HttpRequest<B>, res, ctx);
       if (!used && result !== undefined) {
@@ -104,7 +114,7 @@ export function http<B = unknown>(handler: (req: HttpRequest<B>, res: HttpRespon
       res.close();
       return undefined;
     } catch (err) {
-      if (used) writer.stream.destroy(err as Error);
+      if (used) stream().destroy(err as Error);
       else writer.close();
       throw err;
     }
