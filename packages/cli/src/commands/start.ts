@@ -28,6 +28,10 @@ export async function start(options: StartOptions): Promise<number> {
     return 1;
   }
   printBanner(engine);
+  // A bug must not take every worker's engine down with it: report it loudly and keep serving.
+  process.on('unhandledRejection', (reason) => {
+    engine.logger.error({ err: reason }, `unhandled rejection (a bug, please report it): ${reason instanceof Error ? reason.message : String(reason)}`);
+  });
 
   const workers = (options.worker ?? []).map((command) => runWorker(command, engine));
   return new Promise<number>((resolve) => {

@@ -141,7 +141,7 @@ export class HttpPipeline {
       onTimeout: () => sendError(res, 504, 'handler_timeout', `${route.functionId} did not answer within ${this.config.default_timeout_ms} ms`, {}, cors),
       onStreamError: (error) => {
         const message = error instanceof Error ? error.message : String(error);
-        this.logger.error({ function_id: route.functionId, error_id: newErrorId() }, `handler failed after its streamed response started: ${message}`);
+        this.logger.error({ function_id: route.functionId, error_id: newErrorId() }, `handler failed while its response was being sent: ${message}`);
       },
     });
     cleanup();

@@ -40,7 +40,8 @@ export function streamResponse(o: StreamResponseOptions): Promise<void> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      answer();
+      // Another path may have answered already (e.g. a 413 while the body streamed to the worker).
+      if (!o.res.headersSent && !o.res.destroyed) answer();
       done();
     };
     const endWithoutBody = () => {
@@ -64,10 +65,20 @@ export function streamResponse(o: StreamResponseOptions): Promise<void> {
       // No value: the body comes through the channel, within the head deadline.
       if (!settled) timer = setTimeout(() => finish(() => o.onTimeout()), Math.max(1, o.headDeadline - Date.now()));
     };
-    o.invocation.then(
-      (value) => onOutcome({ ok: true, value }),
-      (error: unknown) => onOutcome({ ok: false, error }),
-    );
+    // Nothing thrown while answering may escape as an unhandled rejection (it would stop the engine).
+    const fail = (err: unknown) => {
+      settled = true;
+      clearTimeout(timer);
+      o.onStreamError(err);
+      if (!o.res.destroyed) o.res.destroy();
+      done();
+    };
+    o.invocation
+      .then(
+        (value) => onOutcome({ ok: true, value }),
+        (error: unknown) => onOutcome({ ok: false, error }),
+      )
+      .catch(fail);
 
     const onItem = (item: ChannelItem | null): void => {
       if (settled) return;
@@ -82,16 +93,17 @@ export function streamResponse(o: StreamResponseOptions): Promise<void> {
         applyControl(item.text, headers, (s) => {
           status = s;
         });
-        void o.channel.read().then(onItem);
+        o.channel.read().then(onItem).catch(fail);
         return;
       }
       settled = true;
       committed = true;
       clearTimeout(timer);
       if (outcome) onOutcome(outcome);
+      if (o.res.headersSent || o.res.destroyed) return done();
       pipeBody(o.res, o.channel, status, headers ?? { ...o.baseHeaders }, item.data).then(done, done);
     };
-    void o.channel.read().then(onItem);
+    o.channel.read().then(onItem).catch(fail);
   });
 }
 
