@@ -42,10 +42,6 @@ export class Channel implements EngineChannel {
     return { channel_id: this.id, access_key: this.accessKey, direction: 'write' };
   }
 
-  get isEnded(): boolean {
-    return this.ended;
-  }
-
   write(item: ChannelItem): boolean {
     if (this.ended || this.destroyed) return false;
     const reader = this.waitingReader;

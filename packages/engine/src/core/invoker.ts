@@ -29,8 +29,6 @@ interface Pending {
   timer: NodeJS.Timeout;
 }
 
-const noop: Done = () => {};
-
 /**
  * Routes invocations to a provider (a worker connection or an in-process handler), keeps every
  * in-flight worker invocation in one Map, applies the time-out and guarantees one answer per call.
@@ -200,5 +198,3 @@ export class Invoker {
     }
   }
 }
-
-export { noop as noopDone };

@@ -57,10 +57,6 @@ export interface InvokeOptions {
 /** One end of a channel held inside the engine (e.g. by the HTTP module). */
 export type ChannelItem = { kind: 'text'; text: string } | { kind: 'binary'; data: Buffer };
 
-export interface ChannelEnd {
-  readonly id: string;
-}
-
 export interface EngineChannel {
   readonly id: string;
   readonly readerRef: ChannelRef;

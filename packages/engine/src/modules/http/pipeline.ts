@@ -276,5 +276,3 @@ function flattenHeaders(req: IncomingMessage): StringMap {
   }
   return out;
 }
-
-export type { EngineChannel };

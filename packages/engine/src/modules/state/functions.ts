@@ -34,6 +34,9 @@ const change = { type: 'object', properties: { old_value: {}, new_value: {} }, r
 
 /** Registers state::get/set/delete/update/list/list_groups on the store. */
 export function registerStateFunctions(ctx: ModuleContext, store: KvStore, triggers: StateTriggers, maxValueBytes: number): void {
+  /** A stored write: `state:created` for a new key, `state:updated` otherwise. */
+  const fireChange = (scope: string, key: string, existed: boolean, old_value: unknown, new_value: unknown) =>
+    triggers.fire({ type: 'state', event_type: existed ? 'state:updated' : 'state:created', scope, key, old_value, new_value });
   const checkSize = (field: string, value: unknown) => {
     const size = Buffer.byteLength(JSON.stringify(value) ?? 'null');
     if (size > maxValueBytes) throw new FlintError('invalid_payload', `${field} is ${size} bytes as JSON, more than max_value_bytes (${maxValueBytes})`);
@@ -66,14 +69,7 @@ export function registerStateFunctions(ctx: ModuleContext, store: KvStore, trigg
       const value = 'value' in d ? d.value : d.data;
       checkSize('value', value);
       const result = await store.set(scope, key, value ?? null);
-      triggers.fire({
-        type: 'state',
-        event_type: result.existed ? 'state:updated' : 'state:created',
-        scope,
-        key,
-        old_value: result.old_value,
-        new_value: value ?? null,
-      });
+      fireChange(scope, key, result.existed, result.old_value, value ?? null);
       return { old_value: result.old_value, new_value: value ?? null };
     },
   );
@@ -112,14 +108,7 @@ export function registerStateFunctions(ctx: ModuleContext, store: KvStore, trigg
         checkSize('the updated value', value);
         return { value, extra: errors };
       });
-      triggers.fire({
-        type: 'state',
-        event_type: result.existed ? 'state:updated' : 'state:created',
-        scope,
-        key,
-        old_value: result.old_value,
-        new_value: result.new_value,
-      });
+      fireChange(scope, key, result.existed, result.old_value, result.new_value);
       const out: Record<string, unknown> = { old_value: result.old_value, new_value: result.new_value };
       if (result.extra.length > 0) out.errors = result.extra;
       return out;
