@@ -120,6 +120,8 @@ interface TriggerEntry {
   settle: ((error: TriggerRegistrationError | undefined, parked: boolean) => void) | undefined;
 }
 
+/** Frames written in one go at most, even within one turn of the event loop. */
+const FLUSH_EVERY = 16;
 const QUEUED_TYPES = new Set(['invokefunction', 'invocationresult', 'unregistertrigger', 'triggerregistrationresult']);
 const invocationScope = new AsyncLocalStorage<HandlerContext>();
 
@@ -149,6 +151,7 @@ export class Worker extends EventEmitter<{
   private stateClient: StateClient | undefined;
   private socket: Socket | undefined;
   private corked = false;
+  private batched = 0;
 
   constructor(url?: string, options: WorkerOptions = {}) {
     super();
@@ -493,6 +496,7 @@ export class Worker extends EventEmitter<{
     const socket = this.socket;
     if (socket && !this.corked) {
       this.corked = true;
+      this.batched = 0;
       socket.cork();
       setImmediate(() => {
         this.corked = false;
@@ -500,6 +504,12 @@ export class Worker extends EventEmitter<{
       });
     }
     ws.send(text);
+    // A large batch leaves in parts, so the engine starts on it while this worker goes on.
+    if (socket && ++this.batched >= FLUSH_EVERY) {
+      this.batched = 0;
+      socket.uncork();
+      socket.cork();
+    }
   }
 
   /** Calls and results: sent when connected, else queued until the next connect. False when the queue is full. */

@@ -12,6 +12,9 @@ export interface WorkerMetadata {
   telemetry?: Record<string, unknown>;
 }
 
+/** Frames written in one go at most, even within one turn of the event loop. */
+const FLUSH_EVERY = 16;
+
 /** A forwarded trigger registration awaiting the providing worker's answer (answers come in order). */
 export interface TriggerAck {
   resolve: () => void;
@@ -40,8 +43,10 @@ export class WorkerConnection {
   closed = false;
   private paused = false;
   private corked = false;
+  private batched = 0;
   private readonly uncork = () => {
     this.corked = false;
+    this.batched = 0;
     this.socket.uncork();
     // Back-pressure, judged once what this turn wrote has gone to the kernel: a worker that does not
     // read what it is sent stops being read from (and gets no new calls) until its socket drains.
@@ -89,6 +94,13 @@ export class WorkerConnection {
       setImmediate(this.uncork);
     }
     this.ws.send(text);
+    // A large batch is not held back until the end of the turn: the worker can start on it while
+    // the engine goes on (the processes work in parallel instead of in turns).
+    if (++this.batched >= FLUSH_EVERY) {
+      this.batched = 0;
+      this.socket.uncork();
+      this.socket.cork();
+    }
   }
 
   private onDrain(): void {
