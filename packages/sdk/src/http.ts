@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import type { ResponseControl } from '@flint/protocol';
 import type { ChannelReader, ChannelWriter } from './channels.js';
 import type { Handler, HandlerContext } from './worker.js';
 
@@ -80,12 +81,12 @@ export function http<B = unknown>(handler: (req: HttpRequest<B>, res: HttpRespon
     const res: HttpResponse = {
       status(code) {
         used = true;
-        writer.sendMessage(JSON.stringify({ type: 'set_status', status_code: code }));
+        writer.sendMessage(JSON.stringify({ type: 'set_status', status_code: code } satisfies ResponseControl));
       },
       headers(headers) {
         used = true;
         if (Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) contentTypeSet = true;
-        writer.sendMessage(JSON.stringify({ type: 'set_headers', headers }));
+        writer.sendMessage(JSON.stringify({ type: 'set_headers', headers } satisfies ResponseControl));
       },
       write(chunk) {
         used = true;

@@ -67,10 +67,6 @@ export class WorkerConnection {
     socket.on('drain', () => this.onDrain());
   }
 
-  get bufferedAmount(): number {
-    return this.ws.bufferedAmount;
-  }
-
   /**
    * True when the worker does not read its frames fast enough to take more work: its socket stayed
    * over the cap after a flush, or a single turn has queued more than four times the cap.
