@@ -171,6 +171,28 @@ describe('channel endpoint (raw sockets)', () => {
     await waitFor(() => engine.stats().channels === 0, 2000, 'the channel to be removed');
   });
 
+  it('closes a late socket for a channel that was just removed cleanly (1000); a wrong key still gets 404', async () => {
+    engine = await startTestEngine();
+    const raw = await RawClient.connect(engine.bridgeUrl);
+    const { reader, writer } = await createRefs(raw);
+    const other = await createRefs(raw);
+    // Ids are UUID-shaped and distinct per channel; keys are distinct too.
+    expect(reader.channel_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(other.reader.channel_id).not.toBe(reader.channel_id);
+    expect(other.reader.access_key).not.toBe(reader.access_key);
+
+    const r = await RawClient.connect(engine.bridgeUrl, path(reader.channel_id, reader.access_key, 'read'));
+    const w = await RawClient.connect(engine.bridgeUrl, path(writer.channel_id, writer.access_key, 'write'));
+    w.ws.close(1000, 'done');
+    await within(r.closed, 2000, 'reader end');
+    await waitFor(() => engine.stats().channels === 1, 2000, 'the channel to be removed');
+
+    const late = await RawClient.connect(engine.bridgeUrl, path(writer.channel_id, writer.access_key, 'write'));
+    expect(await within(late.closed, 2000, 'the late socket to be closed')).toEqual({ code: 1000, reason: 'channel closed' });
+    expect(await upgradeStatus(engine.bridgeUrl + path(writer.channel_id, other.writer.access_key, 'write'))).toBe(404);
+    expect(await upgradeStatus(engine.bridgeUrl + path(other.writer.channel_id, 'wrong-key', 'write'))).toBe(404);
+  });
+
   it('ends the channel for the reader when the writer socket drops', async () => {
     engine = await startTestEngine();
     const raw = await RawClient.connect(engine.bridgeUrl);

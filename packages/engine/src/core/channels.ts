@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { ChannelRef } from '@flint/protocol';
 import type { WebSocket } from 'ws';
+import { ChannelIds } from './channel-ids.js';
 import type { Logger } from './logger.js';
 import type { ChannelItem, ChannelService, EngineChannel } from './module-api.js';
 
+/** A socket for a channel closed this recently is closed cleanly instead of refused (see ChannelIds). */
 const RECENT_MS = 60_000;
-const RECENT_MAX = 10_000;
 
 export interface ChannelOptions {
   defaultBufferSize: number;
@@ -124,8 +125,7 @@ export class Channel implements EngineChannel {
 export class ChannelManager implements ChannelService {
   private readonly channels = new Map<string, Channel>();
   private readonly empty: ChannelRef = Object.freeze({ channel_id: randomUUID(), access_key: randomUUID(), direction: 'read' as const });
-  private recentlyClosed = new Map<string, { key: string; at: number }>();
-  private olderClosed = new Map<string, { key: string; at: number }>();
+  private readonly ids = new ChannelIds();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -145,26 +145,20 @@ export class ChannelManager implements ChannelService {
 
   create(bufferSize?: number): Channel {
     const size = Math.max(1, Math.min(1024, Math.floor(bufferSize ?? this.options.defaultBufferSize)));
-    const channel = new Channel(randomUUID(), randomUUID(), size, (c) => this.forget(c));
+    const { id, key, seq } = this.ids.issue();
+    const channel = new Channel(id, key, size, (c) => this.forget(c, seq));
     this.channels.set(channel.id, channel);
     return channel;
   }
 
   /** True for a channel removed in the last minute: a late socket is closed cleanly rather than refused. */
   wasClosed(id: string, key: string | null): boolean {
-    const entry = this.recentlyClosed.get(id) ?? this.olderClosed.get(id);
-    return entry !== undefined && entry.key === key && entry.at > Date.now() - RECENT_MS;
+    return this.ids.closedSince(id, key, Date.now() - RECENT_MS);
   }
 
-  private forget(channel: Channel): void {
+  private forget(channel: Channel, seq: number): void {
     this.channels.delete(channel.id);
-    // Two generations instead of a FIFO Map: evicting from the front of a Map that has seen many
-    // deletes is slow, while swapping generations is O(1).
-    if (this.recentlyClosed.size >= RECENT_MAX) {
-      this.olderClosed = this.recentlyClosed;
-      this.recentlyClosed = new Map();
-    }
-    this.recentlyClosed.set(channel.id, { key: channel.accessKey, at: Date.now() });
+    this.ids.closed(seq, Date.now());
   }
 
   /** Finds a channel for a socket end; undefined when the id or key does not match. */
