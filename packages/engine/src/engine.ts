@@ -93,6 +93,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       registerFunction: (def, handler) => registry.registerInternalFunction(module.name, def, handler),
       registerTriggerType: (def, provider) => triggers.registerType(def, provider),
       invoke: (functionId, data, opts) => invoker.call(functionId, data, opts),
+      dispatch: (functionId, data, opts, done) => invoker.callWith(functionId, data, opts, done),
       invokeVoid: (functionId, data, opts) => invoker.callVoid(functionId, data, opts),
       hasFunction: (functionId) => registry.functions.has(functionId),
       listFunctions: (includeInternal) => registry.listFunctions(includeInternal),

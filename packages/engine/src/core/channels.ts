@@ -75,15 +75,19 @@ export class Channel implements EngineChannel {
   }
 
   read(): Promise<ChannelItem | null> {
+    return new Promise((resolve) => this.next(resolve));
+  }
+
+  next(callback: (item: ChannelItem | null) => void): void {
     const item = this.items.shift();
     if (item) {
       if (this.items.length < this.bufferSize) this.releaseWriters();
-      return Promise.resolve(item);
+      callback(item);
+    } else if (this.ended || this.destroyed) {
+      callback(null);
+    } else {
+      this.waitingReader = callback;
     }
-    if (this.ended || this.destroyed) return Promise.resolve(null);
-    return new Promise((resolve) => {
-      this.waitingReader = resolve;
-    });
   }
 
   attach(ws: WebSocket): void {

@@ -104,10 +104,15 @@ export class Invoker {
   call(functionId: string, data: unknown, opts: DispatchOptions = {}): Promise<unknown> {
     return new Promise((resolve, reject) => {
       this.dispatch(functionId, data, opts, (error, result) => {
-        if (error) reject(new FlintError(error.code, error.message, error.stacktrace ? { stacktrace: error.stacktrace } : undefined));
+        if (error) reject(toFlintError(error));
         else resolve(result);
       });
     });
+  }
+
+  /** Callback form of `call` (no promise per call): `done` gets a FlintError or the result. */
+  callWith(functionId: string, data: unknown, opts: DispatchOptions, done: (error: FlintError | undefined, result: unknown) => void): void {
+    this.dispatch(functionId, data, opts, (error, result) => done(error && toFlintError(error), result));
   }
 
   /** Fire-and-forget; failures are logged at debug level. */
@@ -197,4 +202,8 @@ export class Invoker {
       settle(toErrorBody(e), undefined);
     }
   }
+}
+
+function toFlintError(error: ErrorBody): FlintError {
+  return new FlintError(error.code, error.message, error.stacktrace ? { stacktrace: error.stacktrace } : undefined);
 }

@@ -1,4 +1,4 @@
-import type { ChannelRef, FunctionInfo } from '@flint/protocol';
+import type { ChannelRef, FlintError, FunctionInfo } from '@flint/protocol';
 import type { KvAdapterConfig, KvStore } from '../adapters/kv/types.js';
 import type { Logger } from './logger.js';
 
@@ -67,6 +67,11 @@ export interface EngineChannel {
   end(): void;
   /** Engine reads the next item; null at the end of the channel. */
   read(): Promise<ChannelItem | null>;
+  /**
+   * Callback form of `read()` for hot paths: `callback` gets the next item (null at the end) at once
+   * when one is buffered, else when it arrives. One reader at a time.
+   */
+  next(callback: (item: ChannelItem | null) => void): void;
   /** True when the channel ended abnormally (its writer dropped, or it was destroyed with an error code). */
   readonly aborted: boolean;
   /** Removes the channel and closes any sockets attached to it (close `code`, default 1000). */
@@ -102,6 +107,11 @@ export interface ModuleContext {
   registerTriggerType(def: TriggerTypeDefinition, provider: TriggerTypeProvider): () => void;
   /** Synchronous call: resolves with the function's result or rejects with a FlintError. */
   invoke(functionId: string, data: unknown, options?: InvokeOptions): Promise<unknown>;
+  /**
+   * Callback form of `invoke` for hot paths (no promise per call): `done` is called exactly once,
+   * with a FlintError or with the result.
+   */
+  dispatch(functionId: string, data: unknown, options: InvokeOptions, done: (error: FlintError | undefined, result: unknown) => void): void;
   /** Fire-and-forget call. */
   invokeVoid(functionId: string, data: unknown, options?: InvokeOptions): void;
   /** Whether a function currently has at least one live provider. */

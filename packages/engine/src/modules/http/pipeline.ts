@@ -11,6 +11,17 @@ import { streamResponse } from './stream-response.js';
 
 type StringMap = Record<string, string>;
 
+/** What the lifecycle knows of a matched request before its body is read. */
+interface RequestParts {
+  path_params: StringMap;
+  query_params: StringMap;
+  headers: StringMap;
+  method: string;
+  path: string;
+  route: Route;
+  cors: Headers;
+}
+
 interface MiddlewareInput {
   phase: 'preHandler';
   request: { path_params: StringMap; query_params: StringMap; headers: StringMap; method: string };
@@ -32,12 +43,18 @@ export class HttpPipeline {
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
-    this.run(req, res).catch((err: unknown) => {
-      sendInternalError(res, this.logger, 'handler_error', `internal error: ${err instanceof Error ? err.message : String(err)}`, { url: req.url });
-    });
+    try {
+      this.start(req, res);
+    } catch (err) {
+      this.internalError(req, res, err);
+    }
   }
 
-  private async run(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * The synchronous part: match, checks, and (for a route with no middleware or condition and no JSON
+   * body to read, the common case) the handler call itself, without a promise in the way.
+   */
+  private start(req: IncomingMessage, res: ServerResponse): void {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
@@ -51,17 +68,35 @@ export class HttpPipeline {
     if (!this.ctx.hasFunction(route.functionId)) {
       return sendError(res, 503, 'function_unavailable', `No worker provides ${route.functionId} right now`, {}, cors);
     }
-
-    const request = {
+    const request: RequestParts = {
       path_params: match.params,
       query_params: q < 0 ? EMPTY : Object.fromEntries(new URLSearchParams(url.slice(q + 1))),
       headers: flattenHeaders(req),
       method,
+      path,
+      route,
+      cors,
     };
-    const middlewareInput = (): MiddlewareInput => ({ phase: 'preHandler', request, context: {} });
-    for (const fn of this.globalMiddleware) if (!(await this.middleware(fn, middlewareInput(), res, cors))) return;
-
     const bodyIsJson = isJsonContentType(request.headers['content-type']);
+    const jsonBody = bodyIsJson && hasBody(req);
+    if (this.globalMiddleware.length === 0 && !route.conditionFunctionId && route.middlewareFunctionIds.length === 0 && !jsonBody) {
+      if (this.tooLarge(req, res, cors)) return;
+      return this.invokeHandler(req, res, request, null, !bodyIsJson && hasBody(req));
+    }
+    this.run(req, res, request, bodyIsJson).catch((err: unknown) => this.internalError(req, res, err));
+  }
+
+  /** The rest of the lifecycle when there is middleware, a condition or a JSON body to wait for. */
+  private async run(req: IncomingMessage, res: ServerResponse, request: RequestParts, bodyIsJson: boolean): Promise<void> {
+    const { route, cors } = request;
+    const middlewareInput = (): MiddlewareInput => ({
+      phase: 'preHandler',
+      request: { path_params: request.path_params, query_params: request.query_params, headers: request.headers, method: request.method },
+      context: {},
+    });
+    for (const fn of this.globalMiddleware) if (!(await this.middleware(fn, middlewareInput(), res, cors))) return;
+    if (this.tooLarge(req, res, cors)) return;
+
     let body: unknown = null;
     let bodyRead = false;
     const readBody = async (): Promise<boolean> => {
@@ -75,46 +110,47 @@ export class HttpPipeline {
         return false;
       }
     };
-    if (this.tooLarge(req, res, cors)) return;
 
-    const trigger = { type: 'http', path: route.pattern, method };
     if (route.conditionFunctionId) {
       if (!(await readBody())) return;
-      const input = { ...request, body, path, route: route.pattern, trigger };
+      const input = {
+        path_params: request.path_params,
+        query_params: request.query_params,
+        headers: request.headers,
+        method: request.method,
+        body,
+        path: request.path,
+        route: route.pattern,
+        trigger: triggerOf(route, request.method),
+      };
       if (!(await this.condition(route, input, res, cors))) return;
     }
     for (const fn of route.middlewareFunctionIds) if (!(await this.middleware(fn, middlewareInput(), res, cors))) return;
     if (!bodyRead && !(await readBody())) return;
+    this.invokeHandler(req, res, request, body, !bodyIsJson && hasBody(req));
+  }
 
-    // The handler's input (ApiRequest), built once, with the two channel refs of protocol §5.4. A
-    // request without a raw body to stream gets the shared, already-ended reader.
-    const streamsBody = !bodyIsJson && hasBody(req);
+  /**
+   * Calls the route's function with the ApiRequest (built once, with the two channel refs of protocol
+   * §5.4; a request without a raw body to stream gets the shared, already-ended reader) and answers
+   * from its result or its response channel.
+   */
+  private invokeHandler(req: IncomingMessage, res: ServerResponse, request: RequestParts, body: unknown, streamsBody: boolean): void {
+    const { route, cors } = request;
     const requestBody = streamsBody ? this.ctx.channels.create() : undefined;
     const response = this.ctx.channels.create();
     const payload = {
       path_params: request.path_params,
       query_params: request.query_params,
       headers: request.headers,
-      method,
+      method: request.method,
       body,
-      path,
+      path: request.path,
       route: route.pattern,
-      trigger,
+      trigger: triggerOf(route, request.method),
       request_body: requestBody ? requestBody.readerRef : this.ctx.channels.emptyReaderRef,
       response: response.writerRef,
     };
-    await this.invokeHandler(req, res, route, payload, requestBody, response, cors);
-  }
-
-  private async invokeHandler(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: Route,
-    payload: Record<string, unknown>,
-    requestBody: EngineChannel | undefined,
-    response: EngineChannel,
-    cors: Headers,
-  ): Promise<void> {
     const cleanup = () => {
       requestBody?.destroy();
       response.destroy();
@@ -126,25 +162,29 @@ export class HttpPipeline {
         cleanup();
       });
     }
-    const started = Date.now();
-    await streamResponse({
+    const timeoutMs = this.config.default_timeout_ms;
+    const onOutcome = streamResponse({
       res,
       channel: response,
-      invocation: this.ctx.invoke(route.functionId, payload, { timeoutMs: this.config.default_timeout_ms }),
-      headDeadline: started + this.config.default_timeout_ms,
+      headDeadline: Date.now() + timeoutMs,
       baseHeaders: cors,
       onResult: (value) => {
         const problem = sendResult(res, value, cors);
         if (problem) sendInternalError(res, this.logger, 'handler_error', problem, { function_id: route.functionId }, cors);
       },
       onError: (error) => this.handlerError(res, route, error, cors),
-      onTimeout: () => sendError(res, 504, 'handler_timeout', `${route.functionId} did not answer within ${this.config.default_timeout_ms} ms`, {}, cors),
+      onTimeout: () => sendError(res, 504, 'handler_timeout', `${route.functionId} did not answer within ${timeoutMs} ms`, {}, cors),
       onStreamError: (error) => {
         const message = error instanceof Error ? error.message : String(error);
         this.logger.error({ function_id: route.functionId, error_id: newErrorId() }, `handler failed while its response was being sent: ${message}`);
       },
+      onDone: cleanup,
     });
-    cleanup();
+    this.ctx.dispatch(route.functionId, payload, { timeoutMs }, onOutcome);
+  }
+
+  private internalError(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+    sendInternalError(res, this.logger, 'handler_error', `internal error: ${err instanceof Error ? err.message : String(err)}`, { url: req.url });
   }
 
   private handlerError(res: ServerResponse, route: Route, error: unknown, cors: Headers): void {
@@ -262,6 +302,11 @@ function allowHeader(methods: string[], withOptions: boolean): string {
   const all = methods.includes('GET') ? [...methods, 'HEAD'] : [...methods];
   if (withOptions) all.push('OPTIONS');
   return all.join(', ');
+}
+
+/** A HEAD request answered by a GET route says HEAD. */
+function triggerOf(route: Route, method: string): Route['trigger'] {
+  return method === route.method ? route.trigger : { type: 'http', path: route.pattern, method };
 }
 
 const EMPTY: StringMap = Object.freeze({}) as StringMap;

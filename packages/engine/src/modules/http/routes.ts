@@ -12,6 +12,8 @@ export interface Route {
   pattern: string;
   conditionFunctionId: string | undefined;
   middlewareFunctionIds: readonly string[];
+  /** The `trigger` field of a request for this route made with its own method (frozen: shared by every request). */
+  trigger: Readonly<{ type: 'http'; path: string; method: string }>;
 }
 
 const PARAM = /^:[A-Za-z_][A-Za-z0-9_]*$/;
@@ -73,6 +75,7 @@ export function compileRoute(trigger: TriggerRecord): { route: Route; path: stri
       pattern: config.api_path,
       conditionFunctionId: config.condition_function_id as string | undefined,
       middlewareFunctionIds: Object.freeze([...(middleware as string[])]),
+      trigger: Object.freeze({ type: 'http' as const, path: config.api_path, method }),
     },
   };
 }

@@ -8,8 +8,6 @@ export interface StreamResponseOptions {
   res: ServerResponse;
   /** The engine's (reading) end of the response channel. */
   channel: EngineChannel;
-  /** The invocation; its own time-out bounds the wait for it. */
-  invocation: Promise<unknown>;
   /** When the first body byte must have arrived if the handler returned no value (epoch ms). */
   headDeadline: number;
   baseHeaders: Headers;
@@ -18,70 +16,74 @@ export interface StreamResponseOptions {
   onTimeout(): void;
   /** The handler failed after the body started: the response is cut off (the client sees it truncated). */
   onStreamError(error: unknown): void;
+  /** Called once, when the request has been answered (for a streamed body: once the body has ended). */
+  onDone(): void;
 }
 
 /**
  * Answers a request from whichever comes first: the handler's result (an ApiResponse), or a streamed
  * response on the channel (`set_status` / `set_headers` text items, then binary body chunks, sent to
  * the client as they arrive). A result without a value keeps waiting for the channel, until the head
- * deadline. Event-driven: no timer or race unless the handler answers through the channel.
+ * deadline. Returns the callback that takes the invocation's outcome (its own time-out bounds the
+ * wait for it). Callbacks, not promises: this runs for every HTTP request, and the engine's time per
+ * request is what flint-http's throughput is made of.
  */
-export function streamResponse(o: StreamResponseOptions): Promise<void> {
-  return new Promise<void>((done) => {
-    let status = 200;
-    let headers: Headers | undefined;
-    let outcome: Outcome | undefined;
-    let channelEnded = false;
-    let settled = false;
-    let committed = false;
-    let timer: NodeJS.Timeout | undefined;
+export function streamResponse(o: StreamResponseOptions): (error: unknown, value: unknown) => void {
+  let status = 200;
+  let headers: Headers | undefined;
+  let outcome: Outcome | undefined;
+  let channelEnded = false;
+  let settled = false;
+  let committed = false;
+  let doneCalled = false;
+  let timer: NodeJS.Timeout | undefined;
 
-    const finish = (answer: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      // Another path may have answered already (e.g. a 413 while the body streamed to the worker).
-      if (!o.res.headersSent && !o.res.destroyed) answer();
-      done();
-    };
-    const endWithoutBody = () => {
-      o.res.writeHead(status, headers ?? o.baseHeaders);
-      o.res.end();
-    };
+  const done = () => {
+    if (doneCalled) return;
+    doneCalled = true;
+    o.onDone();
+  };
+  const finish = (answer: () => void) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    // Another path may have answered already (e.g. a 413 while the body streamed to the worker).
+    if (!o.res.headersSent && !o.res.destroyed) answer();
+    done();
+  };
+  const endWithoutBody = () => {
+    o.res.writeHead(status, headers ?? o.baseHeaders);
+    o.res.end();
+  };
+  // Nothing thrown while answering may escape into the code that delivered the outcome or item.
+  const fail = (err: unknown) => {
+    settled = true;
+    clearTimeout(timer);
+    o.onStreamError(err);
+    if (!o.res.destroyed) o.res.destroy();
+    done();
+  };
 
-    const onOutcome = (r: Outcome) => {
-      outcome = r;
-      if (committed) {
-        // A time-out is not a failure once streaming (a long SSE stream outlives it).
-        if (!r.ok && !isTimeout(r.error) && !o.res.writableEnded) {
-          o.onStreamError(r.error);
-          o.channel.destroy('handler failed', 1011);
-        }
-        return;
+  const onOutcome = (r: Outcome) => {
+    outcome = r;
+    if (committed) {
+      // A time-out is not a failure once streaming (a long SSE stream outlives it).
+      if (!r.ok && !isTimeout(r.error) && !o.res.writableEnded) {
+        o.onStreamError(r.error);
+        o.channel.destroy('handler failed', 1011);
       }
-      if (!r.ok) return finish(() => o.onError(r.error));
-      if (r.value !== undefined && r.value !== null) return finish(() => o.onResult(r.value));
-      if (channelEnded) return finish(endWithoutBody);
-      // No value: the body comes through the channel, within the head deadline.
-      if (!settled) timer = setTimeout(() => finish(() => o.onTimeout()), Math.max(1, o.headDeadline - Date.now()));
-    };
-    // Nothing thrown while answering may escape as an unhandled rejection (it would stop the engine).
-    const fail = (err: unknown) => {
-      settled = true;
-      clearTimeout(timer);
-      o.onStreamError(err);
-      if (!o.res.destroyed) o.res.destroy();
-      done();
-    };
-    o.invocation
-      .then(
-        (value) => onOutcome({ ok: true, value }),
-        (error: unknown) => onOutcome({ ok: false, error }),
-      )
-      .catch(fail);
+      return;
+    }
+    if (!r.ok) return finish(() => o.onError(r.error));
+    if (r.value !== undefined && r.value !== null) return finish(() => o.onResult(r.value));
+    if (channelEnded) return finish(endWithoutBody);
+    // No value: the body comes through the channel, within the head deadline.
+    if (!settled) timer = setTimeout(() => finish(() => o.onTimeout()), Math.max(1, o.headDeadline - Date.now()));
+  };
 
-    const onItem = (item: ChannelItem | null): void => {
-      if (settled) return;
+  const onItem = (item: ChannelItem | null): void => {
+    if (settled) return;
+    try {
       if (item === null) {
         // Ended without body bytes: answer with what the handler set, once it has returned.
         channelEnded = true;
@@ -93,7 +95,7 @@ export function streamResponse(o: StreamResponseOptions): Promise<void> {
         applyControl(item.text, headers, (s) => {
           status = s;
         });
-        o.channel.read().then(onItem).catch(fail);
+        o.channel.next(onItem);
         return;
       }
       settled = true;
@@ -101,10 +103,20 @@ export function streamResponse(o: StreamResponseOptions): Promise<void> {
       clearTimeout(timer);
       if (outcome) onOutcome(outcome);
       if (o.res.headersSent || o.res.destroyed) return done();
-      pipeBody(o.res, o.channel, status, headers ?? { ...o.baseHeaders }, item.data).then(done, done);
-    };
-    o.channel.read().then(onItem).catch(fail);
-  });
+      pipeBody(o.res, o.channel, status, headers ?? { ...o.baseHeaders }, item.data).then(done, fail);
+    } catch (err) {
+      fail(err);
+    }
+  };
+  o.channel.next(onItem);
+
+  return (error, value) => {
+    try {
+      onOutcome(error === undefined ? { ok: true, value } : { ok: false, error });
+    } catch (err) {
+      fail(err);
+    }
+  };
 }
 
 function applyControl(text: string, headers: Headers, setStatus: (s: number) => void): void {
