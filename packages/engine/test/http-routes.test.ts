@@ -3,9 +3,10 @@
  * config), matching (params, leading/trailing slashes, HEAD, OPTIONS, 404/405/503), route removal on
  * unregister and disconnect, 1,000 routes and concurrent requests to many routes.
  */
-import { ConfigError, type Engine, createEngine, startEngine } from '@flint/engine';
+import { ConfigError, type Engine, type ModuleDefinition, createEngine, startEngine } from '@flint/engine';
 import { TriggerRegistrationError } from '@flint/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { RawClient, SDK_KINDS, type SdkKind, cleanup, listTriggers, outcome, startWorker, waitFor, within } from './support/harness.js';
 import { fetchWithin, json, rawRegisterRoute, serveRoute, startHttpEngine, waitStatus } from './support/http-helpers.js';
 
@@ -344,6 +345,37 @@ describe('route registration', () => {
       await res.arrayBuffer();
     }
     expect(problems).toEqual([]);
+  });
+
+  it('routes to a function provided inside the engine by a module, which gets the ApiRequest as an object', async () => {
+    const inputs: unknown[] = [];
+    const probe: ModuleDefinition = {
+      name: 'test-probe',
+      configSchema: z.object({}),
+      create: () => ({
+        name: 'test-probe',
+        start(ctx) {
+          ctx.registerFunction({ id: 'probe::echo' }, (data) => {
+            inputs.push(data);
+            const req = data as Record<string, unknown>;
+            return { status_code: 201, body: { path_params: req.path_params, query_params: req.query_params, route: req.route, trigger: req.trigger } };
+          });
+        },
+      }),
+    };
+    const { engine, base } = await startHttpEngine({}, { modules: [{ name: 'test-probe' }] }, { modules: [probe] });
+    const raw = await RawClient.connect(engine.bridgeUrl);
+    expect((await rawRegisterRoute(raw, 'probe-route', 'probe::echo', { api_path: '/probe/:id', http_method: 'GET' })).error).toBeUndefined();
+    const res = await fetchWithin(`${base}/probe/7?x=1`);
+    expect(res.status).toBe(201);
+    expect(await json(res)).toEqual({
+      path_params: { id: '7' },
+      query_params: { x: '1' },
+      route: '/probe/:id',
+      trigger: { type: 'http', path: '/probe/:id', method: 'GET' },
+    });
+    expect(inputs).toHaveLength(1);
+    expect(inputs[0]).toMatchObject({ method: 'GET', path: '/probe/7', body: null, headers: expect.objectContaining({ host: expect.any(String) }) });
   });
 
   it('accepts a lower-case http_method', async () => {

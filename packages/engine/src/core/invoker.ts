@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type ErrorBody, FlintError, type InvocationResultMessage, isErrorBody, toErrorBody } from '@flint/protocol';
 import type { WorkerConnection } from './connection.js';
 import type { Logger } from './logger.js';
-import type { InvocationContext, InvokeOptions } from './module-api.js';
+import { type InvocationContext, type InvokeOptions, PreparedJson } from './module-api.js';
 import type { FunctionProvider, Registry } from './registry.js';
 
 export interface TraceContext {
@@ -73,7 +73,9 @@ export class Invoker {
     const provider = entry && this.registry.pickProvider(entry);
     if (!provider) return done({ code: 'function_not_found', message: `Function ${functionId} not found` }, undefined);
     const timeoutMs = opts.timeoutMs ?? this.options.defaultTimeoutMs;
-    if (provider.kind === 'internal') return this.runInternal(provider, functionId, data, opts, timeoutMs, done);
+    if (provider.kind === 'internal') {
+      return this.runInternal(provider, functionId, data instanceof PreparedJson ? data.value() : data, opts, timeoutMs, done);
+    }
 
     const conn = provider.conn;
     if (conn.overloaded) {
@@ -82,14 +84,7 @@ export class Invoker {
     const id = randomUUID();
     let frame: string;
     try {
-      frame = JSON.stringify({
-        type: 'invokefunction',
-        invocation_id: id,
-        function_id: functionId,
-        data,
-        traceparent: opts.traceparent,
-        baggage: opts.baggage,
-      });
+      frame = invokeFrame(id, functionId, data, opts);
     } catch (err) {
       return done({ code: 'invalid_payload', message: `payload cannot be serialised: ${err instanceof Error ? err.message : String(err)}` }, undefined);
     }
@@ -206,4 +201,18 @@ export class Invoker {
 
 function toFlintError(error: ErrorBody): FlintError {
   return new FlintError(error.code, error.message, error.stacktrace ? { stacktrace: error.stacktrace } : undefined);
+}
+
+/**
+ * The `invokefunction` frame, written out by hand so that a PreparedJson input is spliced in as is
+ * (keys whose value is undefined are left out, as JSON.stringify would). Throws what JSON.stringify
+ * throws for an input it cannot serialise.
+ */
+function invokeFrame(id: string, functionId: string, data: unknown, opts: InvokeOptions): string {
+  const json = data instanceof PreparedJson ? data.json : (JSON.stringify(data) as string | undefined);
+  let frame = `{"type":"invokefunction","invocation_id":"${id}","function_id":${JSON.stringify(functionId)}`;
+  if (json !== undefined) frame += `,"data":${json}`;
+  if (opts.traceparent !== undefined) frame += `,"traceparent":${JSON.stringify(opts.traceparent)}`;
+  if (opts.baggage !== undefined) frame += `,"baggage":${JSON.stringify(opts.baggage)}`;
+  return `${frame}}`;
 }

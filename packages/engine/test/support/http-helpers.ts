@@ -5,7 +5,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { PassThrough } from 'node:stream';
-import { type Engine, createLogger } from '@flint/engine';
+import { type Engine, type EngineOptions, createLogger } from '@flint/engine';
 import { type Frame, RawClient, type TestWorker, startTestEngine, waitFor, within } from './harness.js';
 
 /** One JSON log line of the engine. */
@@ -26,7 +26,11 @@ export const LEVEL = { info: 30, warn: 40, error: 50 } as const;
  * Starts an engine with `flint-http` on an ephemeral port; `http` is merged over short test time-outs.
  * `engineConfig` adds top-level engine keys (e.g. `channels`).
  */
-export async function startHttpEngine(http: Record<string, unknown> = {}, engineConfig: Record<string, unknown> = {}): Promise<HttpEngine> {
+export async function startHttpEngine(
+  http: Record<string, unknown> = {},
+  engineConfig: Record<string, unknown> = {},
+  options: Omit<EngineOptions, 'config' | 'logger'> = {},
+): Promise<HttpEngine> {
   const logs: LogRecord[] = [];
   const destination = new PassThrough();
   let pending = '';
@@ -50,9 +54,12 @@ export async function startHttpEngine(http: Record<string, unknown> = {}, engine
   const engine = await startTestEngine(
     {
       ...engineConfig,
-      modules: [{ name: 'flint-http', config: { port: 0, default_timeout_ms: 2000, middleware_timeout_ms: 1000, ...http } }],
+      modules: [
+        { name: 'flint-http', config: { port: 0, default_timeout_ms: 2000, middleware_timeout_ms: 1000, ...http } },
+        ...((engineConfig.modules as unknown[]) ?? []),
+      ],
     },
-    { logger },
+    { ...options, logger },
   );
   const base = engine.listeners().find((l) => l.name === 'http')?.url;
   if (!base) throw new Error('the engine has no http listener');

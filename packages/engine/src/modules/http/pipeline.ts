@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FlintError } from '@flint/protocol';
 import type { Logger } from '../../core/logger.js';
-import type { EngineChannel, ModuleContext } from '../../core/module-api.js';
+import type { ModuleContext } from '../../core/module-api.js';
+import { apiRequestJson } from './api-request.js';
 import { BodyTooLarge, InvalidJson, hasBody, isJsonContentType, readJson, streamBody } from './body.js';
 import type { HttpConfig } from './config.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
@@ -31,6 +32,7 @@ interface MiddlewareInput {
 /** The request lifecycle: match → global middleware → condition → route middleware → body → handler. */
 export class HttpPipeline {
   private readonly globalMiddleware: readonly string[];
+  private readonly emptyReaderJson: string;
 
   constructor(
     private readonly ctx: ModuleContext,
@@ -40,6 +42,7 @@ export class HttpPipeline {
   ) {
     // Ascending priority; ties keep config order (Array.prototype.sort is stable).
     this.globalMiddleware = [...config.middleware].sort((a, b) => a.priority - b.priority).map((m) => m.function_id);
+    this.emptyReaderJson = JSON.stringify(ctx.channels.emptyReaderRef);
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
@@ -139,18 +142,17 @@ export class HttpPipeline {
     const { route, cors } = request;
     const requestBody = streamsBody ? this.ctx.channels.create() : undefined;
     const response = this.ctx.channels.create();
-    const payload = {
+    const payload = apiRequestJson({
       path_params: request.path_params,
       query_params: request.query_params,
       headers: request.headers,
       method: request.method,
-      body,
       path: request.path,
-      route: route.pattern,
-      trigger: triggerOf(route, request.method),
-      request_body: requestBody ? requestBody.readerRef : this.ctx.channels.emptyReaderRef,
+      route,
+      body,
+      requestBody: requestBody ? requestBody.readerRef : this.emptyReaderJson,
       response: response.writerRef,
-    };
+    });
     const cleanup = () => {
       requestBody?.destroy();
       response.destroy();

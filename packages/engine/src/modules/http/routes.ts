@@ -14,6 +14,9 @@ export interface Route {
   middlewareFunctionIds: readonly string[];
   /** The `trigger` field of a request for this route made with its own method (frozen: shared by every request). */
   trigger: Readonly<{ type: 'http'; path: string; method: string }>;
+  /** JSON of `pattern` and of `trigger`, spliced into every ApiRequest. */
+  patternJson: string;
+  triggerJson: string;
 }
 
 const PARAM = /^:[A-Za-z_][A-Za-z0-9_]*$/;
@@ -66,6 +69,7 @@ export function compileRoute(trigger: TriggerRecord): { route: Route; path: stri
     throw new FlintError('trigger_registration_failed', 'middleware_function_ids must be an array of function ids');
   }
   const segments = normalizePath(config.api_path);
+  const requestTrigger = Object.freeze({ type: 'http' as const, path: config.api_path, method });
   return {
     path: `/${segments.join('/')}`,
     route: {
@@ -75,7 +79,9 @@ export function compileRoute(trigger: TriggerRecord): { route: Route; path: stri
       pattern: config.api_path,
       conditionFunctionId: config.condition_function_id as string | undefined,
       middlewareFunctionIds: Object.freeze([...(middleware as string[])]),
-      trigger: Object.freeze({ type: 'http' as const, path: config.api_path, method }),
+      trigger: requestTrigger,
+      patternJson: JSON.stringify(config.api_path),
+      triggerJson: JSON.stringify(requestTrigger),
     },
   };
 }
