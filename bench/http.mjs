@@ -12,10 +12,12 @@
 // Each system gets BENCH_SECONDS (default 10) of measurement per case, split into BENCH_ROUNDS
 // (default 5) autocannon runs whose order alternates (bare, Flint …, then … Flint, bare) so background
 // load hits all of them alike; before its first round at a case each system gets an unrecorded
-// BENCH_WARMUP_MS (default 1000) run. req/s and latencies (every 2xx response, recorded by this
-// process with sub-ms resolution) are totals over the rounds.
+// BENCH_WARMUP_MS (default 3000) run: processes here run 20-30% slower in their first seconds, bare
+// node:http included, so a short warm-up charges that to whichever system is measured first. req/s
+// and latencies (every 2xx response, recorded by this process with sub-ms resolution) are totals
+// over the rounds.
 //
-// Env: BENCH_SECONDS (10), BENCH_ROUNDS (5), BENCH_WARMUP_MS (1000), BENCH_HTTP_ROUTES (1000),
+// Env: BENCH_SECONDS (10), BENCH_ROUNDS (5), BENCH_WARMUP_MS (3000), BENCH_HTTP_ROUTES (1000),
 //      BENCH_HTTP_CONNECTIONS (64), BENCH_CPU_PROF=<dir> (profile the children), BENCH_STRICT=1.
 import { deepStrictEqual } from 'node:assert';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +33,7 @@ const envNumber = (name, fallback) => {
 };
 const seconds = benchSeconds(10);
 const rounds = Math.max(1, Math.floor(envNumber('BENCH_ROUNDS', 5)));
-const warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 1000);
+const warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 3000);
 const ROUTES = Math.max(2, Math.floor(envNumber('BENCH_HTTP_ROUTES', 1000)));
 const CONNECTIONS = Math.floor(envNumber('BENCH_HTTP_CONNECTIONS', 64));
 const roundSeconds = Math.max(0.1, Math.round((seconds / rounds) * 10) / 10);

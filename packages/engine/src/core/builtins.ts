@@ -42,11 +42,11 @@ export function workerInfo(conn: WorkerConnection): WorkerInfo {
     os: m?.os ?? null,
     ip_address: conn.ipAddress,
     internal: false,
-    status: m === undefined ? 'connected' : conn.executing.size > 0 ? 'busy' : 'available',
+    status: m === undefined ? 'connected' : conn.executing > 0 ? 'busy' : 'available',
     connected_at_ms: conn.connectedAt,
     function_count: conn.functions.size,
     functions: [...conn.functions],
-    active_invocations: conn.executing.size,
+    active_invocations: conn.executing,
     latest_metrics: null,
   };
   if (m?.pid !== undefined) info.pid = m.pid;

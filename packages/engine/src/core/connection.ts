@@ -32,8 +32,8 @@ export class WorkerConnection {
   readonly triggers = new Set<string>();
   readonly triggerTypes = new Set<string>();
   readonly services = new Map<string, { id: string; name: string; description?: string; parent_service_id?: string }>();
-  /** Ids (engine-side) of invocations this worker is executing. */
-  readonly executing = new Set<string>();
+  /** How many invocations this worker is executing (the invoker keeps them). */
+  executing = 0;
   /** Triggers forwarded to this worker (it provides their type) awaiting its registration result. */
   readonly triggerAcks = new Map<string, TriggerAck[]>();
   /** Sync calls this worker made that still wait for a result. */

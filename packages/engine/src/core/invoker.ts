@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { type ErrorBody, FlintError, type InvocationResultMessage, isErrorBody, toErrorBody } from '@flint/protocol';
 import type { WorkerConnection } from './connection.js';
 import type { Logger } from './logger.js';
 import { type InvocationContext, type InvokeOptions, PreparedJson } from './module-api.js';
 import type { FunctionProvider, Registry } from './registry.js';
+import { UuidSequence } from './uuid-sequence.js';
 
 export interface TraceContext {
   traceparent?: string;
@@ -35,6 +35,7 @@ interface Pending {
  */
 export class Invoker {
   private readonly pending = new Map<string, Pending>();
+  private readonly ids = new UuidSequence();
   private shuttingDown = false;
   enqueueHandler: ((queue: string, functionId: string, data: unknown) => Promise<string>) | undefined;
 
@@ -81,7 +82,7 @@ export class Invoker {
     if (conn.overloaded) {
       return done({ code: 'worker_overloaded', message: `Worker ${conn.id} is not reading its frames; retry later` }, undefined);
     }
-    const id = randomUUID();
+    const id = this.ids.next();
     let frame: string;
     try {
       frame = invokeFrame(id, functionId, data, opts);
@@ -91,7 +92,7 @@ export class Invoker {
     const timer = setTimeout(() => this.expire(id, timeoutMs), timeoutMs);
     this.pending.set(id, { functionId, provider, done, timer });
     provider.inFlight++;
-    conn.executing.add(id);
+    conn.executing++;
     conn.sendRaw(frame);
   }
 
@@ -126,14 +127,15 @@ export class Invoker {
     }
     this.finish(msg.invocation_id, entry);
     const error = msg.error == null ? undefined : isErrorBody(msg.error) ? msg.error : toErrorBody(msg.error);
-    entry.done(error, msg.result, { traceparent: msg.traceparent, baggage: msg.baggage });
+    const trace = msg.traceparent === undefined && msg.baggage === undefined ? undefined : { traceparent: msg.traceparent, baggage: msg.baggage };
+    entry.done(error, msg.result, trace);
   }
 
   /** Fails every call a disconnecting worker was executing with `invocation_stopped`. */
   stopExecuting(conn: WorkerConnection): void {
-    for (const id of [...conn.executing]) {
-      const entry = this.pending.get(id);
-      if (!entry) continue;
+    if (conn.executing === 0) return;
+    for (const [id, entry] of [...this.pending]) {
+      if (entry.provider.conn !== conn) continue;
       this.finish(id, entry);
       entry.done({ code: 'invocation_stopped', message: 'Invocation stopped: the worker disconnected' }, undefined);
     }
@@ -152,7 +154,7 @@ export class Invoker {
     this.pending.delete(id);
     clearTimeout(entry.timer);
     entry.provider.inFlight--;
-    entry.provider.conn.executing.delete(id);
+    entry.provider.conn.executing--;
   }
 
   private expire(id: string, timeoutMs: number): void {

@@ -157,7 +157,7 @@ export class HttpPipeline {
       requestBody?.destroy();
       response.destroy();
     };
-    res.once('close', cleanup);
+    res.on('close', cleanup);
     if (requestBody) {
       streamBody(req, requestBody, this.config.max_body_bytes).catch((err: unknown) => {
         this.bodyError(err, req, res, cors);
