@@ -420,32 +420,33 @@ export class Worker extends EventEmitter<{
     const functionId = msg.function_id as string;
     const invocationId = typeof msg.invocation_id === 'string' && msg.invocation_id !== '' ? msg.invocation_id : undefined;
     const entry = this.functions.get(functionId);
-    const reply = (frame: { result?: unknown; error?: unknown }) => {
+    const reply = (result: unknown, error?: unknown) => {
       if (invocationId === undefined) return;
       this.send({
         type: 'invocationresult',
         invocation_id: invocationId,
         function_id: functionId,
-        ...frame,
+        result,
+        error,
         traceparent: msg.traceparent,
         baggage: msg.baggage,
       });
     };
-    if (!entry) return reply({ error: { code: 'function_not_found', message: `Function ${functionId} not found on this worker` } });
+    if (!entry) return reply(undefined, { code: 'function_not_found', message: `Function ${functionId} not found on this worker` });
     const ctx: HandlerContext = { function_id: functionId, invocation_id: invocationId };
     if (typeof msg.traceparent === 'string') ctx.traceparent = msg.traceparent;
     if (typeof msg.baggage === 'string') ctx.baggage = msg.baggage;
     const input = reviveChannels(msg.data, this.url);
     const fail = (err: unknown) => {
       if (invocationId === undefined) this.log.warn(`[flint] ${functionId} failed: ${err instanceof Error ? err.message : String(err)}`);
-      reply({ error: toErrorBody(err) });
+      reply(undefined, toErrorBody(err));
     };
     try {
       // The scope carries trace context to calls the handler makes; without trace context there is
       // nothing to carry, and skipping it spares every promise the async-context bookkeeping.
       const out = ctx.traceparent || ctx.baggage ? invocationScope.run(ctx, () => entry.handler(input, ctx)) : entry.handler(input, ctx);
-      if (out && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then((result) => reply({ result }), fail);
-      else reply({ result: out });
+      if (out && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then((result) => reply(result), fail);
+      else reply(out);
     } catch (err) {
       fail(err);
     }
@@ -538,7 +539,13 @@ function reviveChannels(value: unknown, base: string): unknown {
     return value;
   }
   const obj = value as Record<string, unknown>;
-  for (const key in obj) obj[key] = reviveChannels(obj[key], base);
+  for (const key in obj) {
+    // Only objects can hold a ref; writing back unchanged values would make every store megamorphic.
+    const v = obj[key];
+    if (typeof v !== 'object' || v === null) continue;
+    const revived = reviveChannels(v, base);
+    if (revived !== v) obj[key] = revived;
+  }
   return obj;
 }
 
