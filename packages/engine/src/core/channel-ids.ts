@@ -35,6 +35,11 @@ export class ChannelIds {
     return { id, key: this.keys.toString('hex', offset, offset + KEY_BYTES), seq };
   }
 
+  /** The sequence number of a channel id this issued, else undefined. */
+  seqOf(id: string): number | undefined {
+    return this.ids.seqOf(id);
+  }
+
   /** Records when the channel `seq` was closed. */
   closed(seq: number, at: number): void {
     if (this.ids.issued - seq <= RING_SLOTS) this.closedAt[seq % RING_SLOTS] = at;

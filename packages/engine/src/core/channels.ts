@@ -43,6 +43,11 @@ export class Channel implements EngineChannel {
     return { channel_id: this.id, access_key: this.accessKey, direction: 'write' };
   }
 
+  refJson(direction: 'read' | 'write'): string {
+    // Ids and keys are hex digits and dashes (ChannelIds), so nothing needs escaping.
+    return `{"channel_id":"${this.id}","access_key":"${this.accessKey}","direction":"${direction}"}`;
+  }
+
   write(item: ChannelItem): boolean {
     if (this.ended || this.destroyed) return false;
     const reader = this.waitingReader;
@@ -127,7 +132,8 @@ export class Channel implements EngineChannel {
 
 /** Creates channels, serves their WebSocket ends and sweeps abandoned ones. */
 export class ChannelManager implements ChannelService {
-  private readonly channels = new Map<string, Channel>();
+  /** Open channels by sequence number (a number key hashes cheaper than the id string). */
+  private readonly channels = new Map<number, Channel>();
   private readonly empty: ChannelRef = Object.freeze({ channel_id: randomUUID(), access_key: randomUUID(), direction: 'read' as const });
   private readonly ids = new ChannelIds();
   private readonly sweeper: NodeJS.Timeout;
@@ -150,8 +156,8 @@ export class ChannelManager implements ChannelService {
   create(bufferSize?: number): Channel {
     const size = Math.max(1, Math.min(1024, Math.floor(bufferSize ?? this.options.defaultBufferSize)));
     const { id, key, seq } = this.ids.issue();
-    const channel = new Channel(id, key, size, (c) => this.forget(c, seq));
-    this.channels.set(channel.id, channel);
+    const channel = new Channel(id, key, size, () => this.forget(seq));
+    this.channels.set(seq, channel);
     return channel;
   }
 
@@ -160,8 +166,8 @@ export class ChannelManager implements ChannelService {
     return this.ids.closedSince(id, key, Date.now() - RECENT_MS);
   }
 
-  private forget(channel: Channel, seq: number): void {
-    this.channels.delete(channel.id);
+  private forget(seq: number): void {
+    this.channels.delete(seq);
     this.ids.closed(seq, Date.now());
   }
 
@@ -174,7 +180,8 @@ export class ChannelManager implements ChannelService {
       channel.end();
       return channel;
     }
-    const channel = this.channels.get(id);
+    const seq = this.ids.seqOf(id);
+    const channel = seq === undefined ? undefined : this.channels.get(seq);
     return channel && channel.accessKey === key ? channel : undefined;
   }
 

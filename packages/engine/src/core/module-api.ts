@@ -74,6 +74,8 @@ export interface EngineChannel {
   readonly id: string;
   readonly readerRef: ChannelRef;
   readonly writerRef: ChannelRef;
+  /** `readerRef` or `writerRef` as JSON text, for a PreparedJson (cheaper than JSON.stringify of the ref). */
+  refJson(direction: 'read' | 'write'): string;
   /** Engine writes an item; false means the buffer is full and the writer should wait for `drained()`. */
   write(item: ChannelItem): boolean;
   drained(): Promise<void>;

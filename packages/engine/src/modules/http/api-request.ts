@@ -1,4 +1,3 @@
-import type { ChannelRef } from '@flint/protocol';
 import { PreparedJson } from '../../core/module-api.js';
 import type { Route } from './routes.js';
 
@@ -13,22 +12,21 @@ export interface ApiRequestParts {
   path: string;
   route: Route;
   body: unknown;
-  requestBody: ChannelRef | string;
-  response: ChannelRef;
+  /** JSON text of the two channel refs. */
+  requestBody: string;
+  response: string;
 }
 
 /**
  * The handler's input (ApiRequest, protocol §5.4) as JSON text. It is the largest part of every
  * invocation frame flint-http sends: splicing the route's precomputed JSON (pattern, trigger) and the
- * shared empty reader ref into the text costs a third of JSON.stringify of the whole object.
- * `requestBody` is a ref, or the JSON text of one.
+ * channel refs into the text costs a third of JSON.stringify of the whole object.
  */
 export function apiRequestJson(p: ApiRequestParts): PreparedJson {
   const route = p.route;
   const trigger = p.method === route.method ? route.triggerJson : JSON.stringify({ type: 'http', path: route.pattern, method: p.method });
-  const requestBody = typeof p.requestBody === 'string' ? p.requestBody : JSON.stringify(p.requestBody);
   return new PreparedJson(
-    `{"path_params":${mapJson(p.path_params)},"query_params":${mapJson(p.query_params)},"headers":${JSON.stringify(p.headers)},"method":${JSON.stringify(p.method)},"body":${JSON.stringify(p.body ?? null)},"path":${JSON.stringify(p.path)},"route":${route.patternJson},"trigger":${trigger},"request_body":${requestBody},"response":${JSON.stringify(p.response)}}`,
+    `{"path_params":${mapJson(p.path_params)},"query_params":${mapJson(p.query_params)},"headers":${JSON.stringify(p.headers)},"method":${JSON.stringify(p.method)},"body":${JSON.stringify(p.body ?? null)},"path":${JSON.stringify(p.path)},"route":${route.patternJson},"trigger":${trigger},"request_body":${p.requestBody},"response":${p.response}}`,
   );
 }
 

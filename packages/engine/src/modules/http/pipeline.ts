@@ -150,8 +150,8 @@ export class HttpPipeline {
       path: request.path,
       route,
       body,
-      requestBody: requestBody ? requestBody.readerRef : this.emptyReaderJson,
-      response: response.writerRef,
+      requestBody: requestBody ? requestBody.refJson('read') : this.emptyReaderJson,
+      response: response.refJson('write'),
     });
     const cleanup = () => {
       requestBody?.destroy();
