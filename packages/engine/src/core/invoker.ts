@@ -99,10 +99,7 @@ export class Invoker {
   /** Promise form for the engine and modules; rejects with a FlintError. */
   call(functionId: string, data: unknown, opts: DispatchOptions = {}): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      this.dispatch(functionId, data, opts, (error, result) => {
-        if (error) reject(toFlintError(error));
-        else resolve(result);
-      });
+      this.callWith(functionId, data, opts, (error, result) => (error ? reject(error) : resolve(result)));
     });
   }
 

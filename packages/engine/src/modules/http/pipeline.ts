@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FlintError } from '@flint/protocol';
 import type { Logger } from '../../core/logger.js';
 import type { ModuleContext } from '../../core/module-api.js';
-import { apiRequestJson } from './api-request.js';
+import { type RequestParts, apiRequestJson } from './api-request.js';
 import { BodyTooLarge, InvalidJson, hasBody, isJsonContentType, readJson, streamBody } from './body.js';
 import type { HttpConfig } from './config.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
@@ -12,14 +12,8 @@ import { streamResponse } from './stream-response.js';
 
 type StringMap = Record<string, string>;
 
-/** What the lifecycle knows of a matched request before its body is read. */
-interface RequestParts {
-  path_params: StringMap;
-  query_params: StringMap;
-  headers: StringMap;
-  method: string;
-  path: string;
-  route: Route;
+/** A matched request and the CORS headers its answers carry. */
+interface MatchedRequest extends RequestParts {
   cors: Headers;
 }
 
@@ -71,7 +65,7 @@ export class HttpPipeline {
     if (!this.ctx.hasFunction(route.functionId)) {
       return sendError(res, 503, 'function_unavailable', `No worker provides ${route.functionId} right now`, {}, cors);
     }
-    const request: RequestParts = {
+    const request: MatchedRequest = {
       path_params: match.params,
       query_params: q < 0 ? EMPTY : Object.fromEntries(new URLSearchParams(url.slice(q + 1))),
       headers: flattenHeaders(req),
@@ -90,7 +84,7 @@ export class HttpPipeline {
   }
 
   /** The rest of the lifecycle when there is middleware, a condition or a JSON body to wait for. */
-  private async run(req: IncomingMessage, res: ServerResponse, request: RequestParts, bodyIsJson: boolean): Promise<void> {
+  private async run(req: IncomingMessage, res: ServerResponse, request: MatchedRequest, bodyIsJson: boolean): Promise<void> {
     const { route, cors } = request;
     const middlewareInput = (): MiddlewareInput => ({
       phase: 'preHandler',
@@ -138,21 +132,11 @@ export class HttpPipeline {
    * §5.4; a request without a raw body to stream gets the shared, already-ended reader) and answers
    * from its result or its response channel.
    */
-  private invokeHandler(req: IncomingMessage, res: ServerResponse, request: RequestParts, body: unknown, streamsBody: boolean): void {
+  private invokeHandler(req: IncomingMessage, res: ServerResponse, request: MatchedRequest, body: unknown, streamsBody: boolean): void {
     const { route, cors } = request;
     const requestBody = streamsBody ? this.ctx.channels.create() : undefined;
     const response = this.ctx.channels.create();
-    const payload = apiRequestJson({
-      path_params: request.path_params,
-      query_params: request.query_params,
-      headers: request.headers,
-      method: request.method,
-      path: request.path,
-      route,
-      body,
-      requestBody: requestBody ? requestBody.refJson('read') : this.emptyReaderJson,
-      response: response.refJson('write'),
-    });
+    const payload = apiRequestJson(request, body, requestBody ? requestBody.refJson('read') : this.emptyReaderJson, response.refJson('write'));
     const cleanup = () => {
       requestBody?.destroy();
       response.destroy();
