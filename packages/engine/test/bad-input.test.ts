@@ -288,6 +288,17 @@ describe('hostile frames', () => {
     expect(eng().stats().pendingInvocations).toBe(0);
   });
 
+  it('an in-process call whose data cannot be serialised for the worker fails with invalid_payload; the next call works', async () => {
+    await start();
+    await echoPair();
+    await expect(eng().invoke('bi::echo', { n: 10n })).rejects.toMatchObject({ code: 'invalid_payload' });
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    await expect(eng().invoke('bi::echo', cyclic)).rejects.toMatchObject({ code: 'invalid_payload' });
+    expect(await eng().invoke('bi::echo', { after: 'bad payloads' })).toEqual({ after: 'bad payloads' });
+    expect(eng().stats().pendingInvocations).toBe(0);
+  });
+
   it('a function registered with metadata nested 10,000 levels deep does not break engine::functions::list', async () => {
     await start();
     const { check } = await echoPair();

@@ -193,6 +193,19 @@ describe('channel endpoint (raw sockets)', () => {
     expect(await upgradeStatus(engine.bridgeUrl + path(other.writer.channel_id, 'wrong-key', 'write'))).toBe(404);
   });
 
+  it('remembers only the last 16,384 channels: a late socket for an older closed channel gets 404', async () => {
+    engine = await startTestEngine();
+    const raw = await RawClient.connect(engine.bridgeUrl);
+    const { reader, writer } = await createRefs(raw);
+    const r = await RawClient.connect(engine.bridgeUrl, path(reader.channel_id, reader.access_key, 'read'));
+    const w = await RawClient.connect(engine.bridgeUrl, path(writer.channel_id, writer.access_key, 'write'));
+    w.ws.close(1000, 'done');
+    await within(r.closed, 2000, 'reader end');
+    await waitFor(() => engine.stats().channels === 0, 2000, 'the channel to be removed');
+    for (let i = 0; i < 16_384; i++) await engine.invoke(EngineFunctions.CREATE_CHANNEL, {});
+    expect(await upgradeStatus(engine.bridgeUrl + path(writer.channel_id, writer.access_key, 'write'))).toBe(404);
+  });
+
   it('ends the channel for the reader when the writer socket drops', async () => {
     engine = await startTestEngine();
     const raw = await RawClient.connect(engine.bridgeUrl);
