@@ -21,10 +21,15 @@ export interface RequestParts {
  */
 export function apiRequestJson(p: RequestParts, body: unknown, requestBodyRefJson: string, responseRefJson: string): PreparedJson {
   const route = p.route;
-  const trigger = p.method === route.method ? route.triggerJson : JSON.stringify({ type: 'http', path: route.pattern, method: p.method });
+  const trigger = p.method === route.method ? route.triggerJson : JSON.stringify(triggerOf(route, p.method));
   return new PreparedJson(
     `{"path_params":${mapJson(p.path_params)},"query_params":${mapJson(p.query_params)},"headers":${JSON.stringify(p.headers)},"method":${JSON.stringify(p.method)},"body":${JSON.stringify(body ?? null)},"path":${JSON.stringify(p.path)},"route":${route.patternJson},"trigger":${trigger},"request_body":${requestBodyRefJson},"response":${responseRefJson}}`,
   );
+}
+
+/** The request's `trigger` field: the route's own, except that a HEAD request answered by a GET route says HEAD. */
+export function triggerOf(route: Route, method: string): Route['trigger'] {
+  return method === route.method ? route.trigger : { type: 'http', path: route.pattern, method };
 }
 
 function mapJson(map: StringMap): string {

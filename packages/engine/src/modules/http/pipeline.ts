@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FlintError } from '@flint/protocol';
 import type { Logger } from '../../core/logger.js';
 import type { ModuleContext } from '../../core/module-api.js';
-import { type RequestParts, apiRequestJson } from './api-request.js';
+import { type RequestParts, apiRequestJson, triggerOf } from './api-request.js';
 import { BodyTooLarge, InvalidJson, hasBody, isJsonContentType, readJson, streamBody } from './body.js';
 import type { HttpConfig } from './config.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
@@ -288,11 +288,6 @@ function allowHeader(methods: string[], withOptions: boolean): string {
   const all = methods.includes('GET') ? [...methods, 'HEAD'] : [...methods];
   if (withOptions) all.push('OPTIONS');
   return all.join(', ');
-}
-
-/** A HEAD request answered by a GET route says HEAD. */
-function triggerOf(route: Route, method: string): Route['trigger'] {
-  return method === route.method ? route.trigger : { type: 'http', path: route.pattern, method };
 }
 
 const EMPTY: StringMap = Object.freeze({}) as StringMap;
