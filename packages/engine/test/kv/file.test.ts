@@ -2,22 +2,22 @@
  * The `file_based` KvStore: state survives close/reopen and `kill -9` (every acknowledged write), torn
  * and corrupt log records are skipped without failing, the folder is locked against a second engine,
  * unusable folders stop start-up with a clear error, and compaction keeps every write. Crash tests run
- * a child process (support-kv/writer.mjs) that prints each key only after its call resolved, SIGKILL it
+ * a child process (support/kv/writer.mjs) that prints each key only after its call resolved, SIGKILL it
  * and reopen the folder. Everything goes through the public `openKvStore`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { appendFile, chmod, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type KvStore, openKvStore } from '@flint/engine';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const writerScript = join(here, 'support-kv', 'writer.mjs');
-const holderScript = join(here, 'support-kv', 'holder.mjs');
-const tryOpenScript = join(here, 'support-kv', 'try-open.mjs');
+const supportScript = (name: string) => fileURLToPath(new URL(`../support/kv/${name}`, import.meta.url));
+const writerScript = supportScript('writer.mjs');
+const holderScript = supportScript('holder.mjs');
+const tryOpenScript = supportScript('try-open.mjs');
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
 let root: string;

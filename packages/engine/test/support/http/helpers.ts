@@ -6,7 +6,7 @@
 import { request as httpRequest } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { type Engine, type EngineOptions, createLogger } from '@flint/engine';
-import { type Frame, RawClient, type TestWorker, startTestEngine, waitFor, within } from './harness.js';
+import { type Frame, RawClient, type TestWorker, startTestEngine, waitFor, within } from '../harness.js';
 
 /** One JSON log line of the engine. */
 // biome-ignore lint/suspicious/noExplicitAny: log records are arbitrary JSON

@@ -1,13 +1,13 @@
 /**
- * Helpers for the state module tests (state-*.test.ts): a state-only engine, an engine in a child
+ * Helpers for the state module tests (state/*.test.ts): a state-only engine, an engine in a child
  * process (crash tests), a bounded-concurrency runner and a JSON log capture. (Redis availability:
- * ../support-services/services.ts.)
+ * ../services/services.ts.)
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { type Engine, type Logger, createLogger } from '@flint/engine';
-import { startTestEngine, track, within } from '../support/harness.js';
+import { startTestEngine, track, within } from '../harness.js';
 
 /** Starts an in-process engine whose only module is flint-state with `stateConfig`. */
 export function startStateEngine(stateConfig: Record<string, unknown> = {}, options: { logger?: Logger } = {}): Promise<Engine> {

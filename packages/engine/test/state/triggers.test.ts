@@ -10,8 +10,8 @@
 import type { Engine } from '@flint/engine';
 import { type Worker as FlintWorker, type StateEvent, TriggerRegistrationError } from '@flint/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SDK_KINDS, type SdkKind, type TestWorker, cleanup, deferred, findTrigger, listTriggers, startWorker, uid, waitFor } from './support/harness.js';
-import { type LogCapture, captureLog, startStateEngine } from './support-state/helpers.js';
+import { SDK_KINDS, type SdkKind, type TestWorker, cleanup, deferred, findTrigger, listTriggers, startWorker, uid, waitFor } from '../support/harness.js';
+import { type LogCapture, captureLog, startStateEngine } from '../support/state/helpers.js';
 
 afterEach(cleanup);
 

@@ -9,7 +9,7 @@ import { type Engine, startEngine } from '@flint/engine';
 import { EngineFunctions, type FunctionInfo, type TriggerInfo } from '@flint/protocol';
 import { FlintInvocationError, type Worker, registerWorker } from '@flint/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Frame, RawClient, sleep, waitFor } from './support-proxy/raw-client.js';
+import { type Frame, RawClient, sleep, waitFor } from '../support/raw-client.js';
 
 const quiet = { warn: () => {}, error: () => {}, debug: () => {} };
 const KiB = 1024;

@@ -23,7 +23,7 @@ import {
   waitFor,
   waitForFunction,
   within,
-} from './support/harness.js';
+} from '../support/harness.js';
 
 afterEach(cleanup);
 

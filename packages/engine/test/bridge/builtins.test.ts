@@ -20,7 +20,7 @@ import {
   uid,
   waitFor,
   waitForFunction,
-} from './support/harness.js';
+} from '../support/harness.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

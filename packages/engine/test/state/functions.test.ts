@@ -6,8 +6,8 @@ import type { Engine } from '@flint/engine';
 import { EngineFunctions, type FunctionInfo } from '@flint/protocol';
 import type { Worker as FlintWorker } from '@flint/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SDK_KINDS, type SdkKind, type TestWorker, cleanup, findTrigger, outcome, startWorker, uid, waitFor } from './support/harness.js';
-import { startStateEngine } from './support-state/helpers.js';
+import { SDK_KINDS, type SdkKind, type TestWorker, cleanup, findTrigger, outcome, startWorker, uid, waitFor } from '../support/harness.js';
+import { startStateEngine } from '../support/state/helpers.js';
 
 afterEach(cleanup);
 

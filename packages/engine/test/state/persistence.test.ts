@@ -21,8 +21,8 @@ import {
   track,
   waitFor,
   within,
-} from './support/harness.js';
-import { type EngineProcess, runPool, spawnEngineProcess } from './support-state/helpers.js';
+} from '../support/harness.js';
+import { type EngineProcess, runPool, spawnEngineProcess } from '../support/state/helpers.js';
 
 afterEach(cleanup);
 

@@ -5,15 +5,15 @@
  * present exactly once, no stale worker rows remain, and calls succeed.
  *
  * The cut sequence comes from a seeded PRNG; the seed is printed. Reproduce a run with
- * `FLINT_RECONNECT_SEED=<seed> npx vitest run packages/engine/test/reconnect.test.ts`.
+ * `FLINT_RECONNECT_SEED=<seed> npx vitest run packages/engine/test/bridge/reconnect.test.ts`.
  */
 import { type Engine, startEngine } from '@flint/engine';
 import { EngineFunctions, type FunctionInfo, type TriggerInfo, type WorkerInfo } from '@flint/protocol';
 import { FlintInvocationError, type Worker, registerWorker } from '@flint/sdk';
 import { type ISdk, registerWorker as registerIiiWorker } from 'iii-sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CuttingProxy } from './support-proxy/cutting-proxy.js';
-import { RawClient, sleep, waitFor } from './support-proxy/raw-client.js';
+import { CuttingProxy } from '../support/proxy/cutting-proxy.js';
+import { RawClient, sleep, waitFor } from '../support/raw-client.js';
 
 const TOTAL_CUTS = 64;
 const FUNCTIONS_PER_WORKER = 200;

@@ -26,7 +26,7 @@ import {
   waitForFunction,
   whenAnnounced,
   within,
-} from './support/harness.js';
+} from '../support/harness.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Engine } from '@flint/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RawClient, type TestWorker, cleanup, startWorker, uid } from './support/harness.js';
-import { startStateEngine } from './support-state/helpers.js';
+import { RawClient, type TestWorker, cleanup, startWorker, uid } from '../support/harness.js';
+import { startStateEngine } from '../support/state/helpers.js';
 
 type Op = Record<string, unknown>;
 interface UpdateResult {

@@ -9,8 +9,8 @@ import type { Writable } from 'node:stream';
 import { http as flintHttp, formatSse } from '@flint/sdk';
 import { http as iiiHttp } from 'iii-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SDK_KINDS, type SdkKind, type TestWorker, cleanup, deferred, startWorker, waitFor, within } from './support/harness.js';
-import { BodyReader, fetchWithin, json, parseSse, serveRoute, startHttpEngine } from './support/http-helpers.js';
+import { SDK_KINDS, type SdkKind, type TestWorker, cleanup, deferred, startWorker, waitFor, within } from '../support/harness.js';
+import { BodyReader, fetchWithin, json, parseSse, serveRoute, startHttpEngine } from '../support/http/helpers.js';
 
 afterEach(cleanup);
 

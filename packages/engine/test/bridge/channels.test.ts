@@ -19,7 +19,7 @@ import {
   upgradeStatus,
   waitFor,
   within,
-} from './support/harness.js';
+} from '../support/harness.js';
 
 afterEach(cleanup);
 

@@ -4,8 +4,8 @@
  * outcome (continue, respond, unrecognised, no result, throw, time-out; true/false/throw/time-out).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { SDK_KINDS, type SdkKind, cleanup, startWorker, waitFor } from './support/harness.js';
-import { LEVEL, fetchWithin, json, serveRoute, startHttpEngine } from './support/http-helpers.js';
+import { SDK_KINDS, type SdkKind, cleanup, startWorker, waitFor } from '../support/harness.js';
+import { LEVEL, fetchWithin, json, serveRoute, startHttpEngine } from '../support/http/helpers.js';
 
 afterEach(cleanup);
 

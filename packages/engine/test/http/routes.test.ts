@@ -7,8 +7,8 @@ import { ConfigError, type Engine, type ModuleDefinition, createEngine, startEng
 import { TriggerRegistrationError } from '@flint/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { RawClient, SDK_KINDS, type SdkKind, cleanup, listTriggers, outcome, startWorker, waitFor, within } from './support/harness.js';
-import { fetchWithin, json, rawRegisterRoute, serveRoute, startHttpEngine, waitStatus } from './support/http-helpers.js';
+import { RawClient, SDK_KINDS, type SdkKind, cleanup, listTriggers, outcome, startWorker, waitFor, within } from '../support/harness.js';
+import { fetchWithin, json, rawRegisterRoute, serveRoute, startHttpEngine, waitStatus } from '../support/http/helpers.js';
 
 afterEach(cleanup);
 

@@ -8,8 +8,8 @@ import { request as httpRequest } from 'node:http';
 import { http as flintHttp } from '@flint/sdk';
 import { http as iiiHttp } from 'iii-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RawClient, SDK_KINDS, type SdkKind, type TestWorker, cleanup, deferred, startWorker, waitFor, within } from './support/harness.js';
-import { LEVEL, fetchWithin, json, rawRegisterRoute, serveRoute, startHttpEngine } from './support/http-helpers.js';
+import { RawClient, SDK_KINDS, type SdkKind, type TestWorker, cleanup, deferred, startWorker, waitFor, within } from '../support/harness.js';
+import { LEVEL, fetchWithin, json, rawRegisterRoute, serveRoute, startHttpEngine } from '../support/http/helpers.js';
 
 afterEach(cleanup);
 
