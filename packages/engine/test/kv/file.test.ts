@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type KvStore, openKvStore } from '@flint/engine';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/util.js';
 
 const supportScript = (name: string) => fileURLToPath(new URL(`../support/kv/${name}`, import.meta.url));
 const writerScript = supportScript('writer.mjs');
@@ -79,14 +80,6 @@ async function collectWarnings<T>(fn: () => Promise<T>): Promise<{ result: T; wa
   }
 }
 
-async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 interface Child {
   child: ChildProcess;
   lines: string[];
@@ -127,8 +120,8 @@ async function crashAndCheck(dir: string, minAcks: number, compactAfterBytes: nu
       acks = writer.lines.reduce((n, line) => n + (line.startsWith('a ') ? 1 : 0), 0);
       return acks >= minAcks;
     },
-    `${minAcks} acknowledged writes`,
     15_000,
+    `${minAcks} acknowledged writes`,
   );
   writer.child.kill('SIGKILL');
   await writer.exited;
@@ -327,10 +320,14 @@ describe('file_based: lock', () => {
   it('refuses a folder another process holds, and takes it over once that process is dead', async () => {
     const dir = newDir();
     const holder = spawnNode(holderScript, [dir]);
-    await waitFor(() => {
-      if (holder.child.exitCode !== null) throw new Error(`holder exited early: ${holder.stderr()}`);
-      return holder.lines.some((l) => l.startsWith('ready '));
-    }, 'the holder to open the store');
+    await waitFor(
+      () => {
+        if (holder.child.exitCode !== null) throw new Error(`holder exited early: ${holder.stderr()}`);
+        return holder.lines.some((l) => l.startsWith('ready '));
+      },
+      5000,
+      'the holder to open the store',
+    );
     const pid = holder.child.pid!;
     await expect(open(dir)).rejects.toThrow(`state directory ${dir} is locked by process ${pid} (another engine is using it)`);
 
@@ -444,14 +441,18 @@ describe('file_based: compaction and group commit', () => {
     const stats = (store as unknown as { stats?: { compactions: number } }).stats;
     expect(stats?.compactions ?? 1).toBeGreaterThan(0);
     // The last compaction may still be writing: wait until one snapshot and one (the current) log remain.
-    await waitFor(async () => {
-      const names = await readdir(dir);
-      if (!names.includes('snapshot.jsonl') || names.includes('snapshot.jsonl.tmp')) return false;
-      const logs = names.filter((n) => n.startsWith('log-'));
-      if (logs.length !== 1) return false;
-      const header = JSON.parse((await readFile(join(dir, 'snapshot.jsonl'), 'utf8')).split('\n')[0]!.slice(9)) as { generation: number };
-      return logs[0] === `log-${String(header.generation).padStart(8, '0')}.jsonl`;
-    }, 'the last compaction to finish');
+    await waitFor(
+      async () => {
+        const names = await readdir(dir);
+        if (!names.includes('snapshot.jsonl') || names.includes('snapshot.jsonl.tmp')) return false;
+        const logs = names.filter((n) => n.startsWith('log-'));
+        if (logs.length !== 1) return false;
+        const header = JSON.parse((await readFile(join(dir, 'snapshot.jsonl'), 'utf8')).split('\n')[0]!.slice(9)) as { generation: number };
+        return logs[0] === `log-${String(header.generation).padStart(8, '0')}.jsonl`;
+      },
+      5000,
+      'the last compaction to finish',
+    );
     const snapshot = (await readFile(join(dir, 'snapshot.jsonl'), 'utf8')).split('\n');
     expect(snapshot[0]).toMatch(/^[0-9a-f]{8} \{"o":"h","format":1,"generation":\d+,"entries":\d+\}$/);
 
@@ -479,7 +480,7 @@ describe('file_based: compaction and group commit', () => {
     const stats = (store as unknown as { stats?: { flushes: number; records: number } }).stats;
     const perFsync = stats ? (stats.records / stats.flushes).toFixed(1) : '?';
     console.log(
-      `[kv-file.test] ${total} sets, 64 in flight: ${ms.toFixed(0)} ms, ${Math.round((total / ms) * 1000)} sets/s, ${stats?.flushes ?? '?'} fsyncs (${perFsync} records per fsync)`,
+      `[kv/file.test] ${total} sets, 64 in flight: ${ms.toFixed(0)} ms, ${Math.round((total / ms) * 1000)} sets/s, ${stats?.flushes ?? '?'} fsyncs (${perFsync} records per fsync)`,
     );
     if (stats) expect(stats.flushes).toBeLessThan(total / 4); // batched, not one fsync per write
     const again = await reopen(store, dir);
