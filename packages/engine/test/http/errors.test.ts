@@ -6,8 +6,11 @@
 import { http as flintHttp } from '@flint/sdk';
 import { http as iiiHttp } from 'iii-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SDK_KINDS, type SdkKind, type TestWorker, cleanup, startWorker, waitFor } from './support/harness.js';
-import { LEVEL, fetchWithin, json, serveRoute, startHttpEngine, uploadUntilAnswered } from './support/http-helpers.js';
+import { cleanup } from '../support/cleanup.js';
+import { SDK_KINDS, type SdkKind, type TestWorker, startWorker } from '../support/harness.js';
+import { fetchWithin, json, serveRoute, startHttpEngine, uploadUntilAnswered } from '../support/http/helpers.js';
+import { LEVEL } from '../support/log-capture.js';
+import { waitFor } from '../support/util.js';
 
 afterEach(cleanup);
 

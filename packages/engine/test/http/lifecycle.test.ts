@@ -4,12 +4,13 @@
  * outcome (continue, respond, unrecognised, no result, throw, time-out; true/false/throw/time-out).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { SDK_KINDS, type SdkKind, cleanup, startWorker, waitFor } from './support/harness.js';
-import { LEVEL, fetchWithin, json, serveRoute, startHttpEngine } from './support/http-helpers.js';
+import { cleanup } from '../support/cleanup.js';
+import { SDK_KINDS, type SdkKind, startWorker } from '../support/harness.js';
+import { fetchWithin, json, serveRoute, startHttpEngine } from '../support/http/helpers.js';
+import { LEVEL } from '../support/log-capture.js';
+import { sleep, waitFor } from '../support/util.js';
 
 afterEach(cleanup);
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.each(SDK_KINDS)('lifecycle with %s', (kind: SdkKind) => {
   it('runs global middleware by ascending priority (ties in config order), then the condition, then route middleware in listed order, then the handler', async () => {

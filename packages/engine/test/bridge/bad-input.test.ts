@@ -9,7 +9,8 @@ import { type Engine, startEngine } from '@flint/engine';
 import { EngineFunctions, type FunctionInfo, type TriggerInfo } from '@flint/protocol';
 import { FlintInvocationError, type Worker, registerWorker } from '@flint/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Frame, RawClient, sleep, waitFor } from './support-proxy/raw-client.js';
+import { type Frame, RawClient } from '../support/raw-client.js';
+import { sleep, waitFor } from '../support/util.js';
 
 const quiet = { warn: () => {}, error: () => {}, debug: () => {} };
 const KiB = 1024;
@@ -33,6 +34,7 @@ function eng(): Engine {
 async function raw(): Promise<RawClient> {
   const client = await RawClient.connect(eng().bridgeUrl);
   raws.push(client);
+  await client.registered();
   return client;
 }
 
@@ -53,7 +55,8 @@ async function echoPair(): Promise<{ provider: Worker; caller: Worker; check: ()
       eng()
         .listFunctions()
         .some((f) => f.function_id === 'bi::echo'),
-    { what: 'bi::echo to be registered' },
+    5000,
+    'bi::echo to be registered',
   );
   const check = async () => {
     const payload = { ping: randomUUID() };
@@ -63,11 +66,11 @@ async function echoPair(): Promise<{ provider: Worker; caller: Worker; check: ()
 }
 
 /** A sync call round-trip: every frame the client sent before it has been processed. */
-const barrier = (c: RawClient) => c.call(EngineFunctions.LIST_FUNCTIONS, { include_internal: false });
+const barrier = (c: RawClient) => c.invoke(EngineFunctions.LIST_FUNCTIONS, { include_internal: false });
 
 const listedFunctions = async (c: RawClient) => ((await barrier(c)).result as { functions: FunctionInfo[] }).functions.map((f) => f.function_id);
 const listedTriggers = async (c: RawClient) =>
-  ((await c.call(EngineFunctions.LIST_TRIGGERS, {})).result as { triggers: TriggerInfo[] }).triggers.map((t) => t.id);
+  ((await c.invoke(EngineFunctions.LIST_TRIGGERS, {})).result as { triggers: TriggerInfo[] }).triggers.map((t) => t.id);
 
 afterEach(async () => {
   const e = engine;
@@ -76,14 +79,16 @@ afterEach(async () => {
     if (e) {
       // Leak checks while everything is still connected: the engine's counts match what is connected.
       const connected = () => raws.filter((r) => r.open).length + workers.filter((w) => w.connected).length;
-      await waitFor(() => e.stats().workers === connected(), {
-        timeoutMs: LEAK_WAIT_MS,
-        what: () => `engine worker count ${e.stats().workers} to match ${connected()} open connections`,
-      });
-      await waitFor(() => e.stats().pendingInvocations === 0, {
-        timeoutMs: LEAK_WAIT_MS,
-        what: () => `pending invocations (${e.stats().pendingInvocations}) to drain`,
-      });
+      await waitFor(
+        () => e.stats().workers === connected(),
+        LEAK_WAIT_MS,
+        () => `engine worker count ${e.stats().workers} to match ${connected()} open connections`,
+      );
+      await waitFor(
+        () => e.stats().pendingInvocations === 0,
+        LEAK_WAIT_MS,
+        () => `pending invocations (${e.stats().pendingInvocations}) to drain`,
+      );
       expect(e.stats().channels).toBe(0);
     }
   } finally {
@@ -91,7 +96,7 @@ afterEach(async () => {
     for (const w of workers.splice(0)) await w.shutdown();
     if (e) {
       try {
-        await waitFor(() => e.stats().workers === 0, { timeoutMs: LEAK_WAIT_MS, what: 'every connection to be cleaned up' });
+        await waitFor(() => e.stats().workers === 0, LEAK_WAIT_MS, 'every connection to be cleaned up');
         expect(e.stats().pendingInvocations).toBe(0);
       } finally {
         // Bounded, so a wedged connection shows up as a failure instead of a hook time-out.
@@ -115,7 +120,7 @@ describe('malformed frames get an error and the connection stays open', () => {
     const error = await client.next((f) => f.type === 'error');
     expect(error.error).toEqual({ code: 'invalid_frame', message: expect.stringMatching(/JSON/) });
     expect(client.open).toBe(true);
-    const answer = await client.call('bi::echo', { after: 'garbage' });
+    const answer = await client.invoke('bi::echo', { after: 'garbage' });
     expect(answer).toMatchObject({ type: 'invocationresult', function_id: 'bi::echo', result: { after: 'garbage' } });
     expect(answer.error).toBeUndefined();
     await check();
@@ -189,7 +194,7 @@ describe('malformed frames get an error and the connection stays open', () => {
     expect(client.open).toBe(true);
     // Exactly one answer, and no error frame on top of it.
     await barrier(client);
-    expect(client.frames.filter((f) => f.invocation_id === invocationId || f.type === 'error')).toEqual([]);
+    expect(client.unread.filter((f) => f.invocation_id === invocationId || f.type === 'error')).toEqual([]);
     await check();
   });
 
@@ -204,7 +209,7 @@ describe('malformed frames get an error and the connection stays open', () => {
       expect(answer.result).toBeUndefined();
     }
     expect(client.open).toBe(true);
-    const ok = await client.call('bi::echo', { a: 2 });
+    const ok = await client.invoke('bi::echo', { a: 2 });
     expect(ok.result).toEqual({ a: 2 });
     await check();
   });
@@ -267,7 +272,7 @@ describe('hostile frames', () => {
     const answer = await caller.next((f) => f.type === 'invocationresult' && f.invocation_id === callId);
     expect(answer.result).toBe('real');
     await barrier(caller);
-    expect(caller.frames.filter((f) => f.invocation_id === callId)).toEqual([]);
+    expect(caller.unread.filter((f) => f.invocation_id === callId)).toEqual([]);
   });
 
   // 10,000 levels of nesting fit in a 20 KB frame; JSON.parse takes them, a recursive walk or
@@ -283,7 +288,7 @@ describe('hostile frames', () => {
     const answer = await client.next((f) => f.type === 'invocationresult' && f.invocation_id === id, 3000);
     expect(answer.error).toMatchObject({ code: expect.stringMatching(/^(invalid_frame|invalid_payload)$/) });
     expect(client.open).toBe(true);
-    expect((await client.call('bi::echo', { after: 'deep' })).result).toEqual({ after: 'deep' });
+    expect((await client.invoke('bi::echo', { after: 'deep' })).result).toEqual({ after: 'deep' });
     await check();
     expect(eng().stats().pendingInvocations).toBe(0);
   });
@@ -305,7 +310,7 @@ describe('hostile frames', () => {
     const client = await raw();
     client.send(`{"type":"registerfunction","id":"bi::deep","metadata":{"x":${deep(10_000)}}}`);
     const other = await raw();
-    const listing = await other.call(EngineFunctions.LIST_FUNCTIONS, {}, {}, 3000);
+    const listing = await other.invoke(EngineFunctions.LIST_FUNCTIONS, {}, {}, 3000);
     expect(listing.error).toBeUndefined();
     expect((listing.result as { functions: FunctionInfo[] }).functions.map((f) => f.function_id)).toContain('bi::echo');
     await check();
@@ -320,7 +325,7 @@ describe('oversized frames', () => {
     await echoPair();
     const client = await raw();
     const data = { blob: 'a'.repeat(limit - 200) };
-    const answer = await client.call('bi::echo', data);
+    const answer = await client.invoke('bi::echo', data);
     expect(answer.error).toBeUndefined();
     expect((answer.result as { blob: string }).blob).toHaveLength(limit - 200);
   });
@@ -334,10 +339,10 @@ describe('oversized frames', () => {
     offender.send({ type: 'invokefunction', invocation_id: randomUUID(), function_id: 'bi::echo', data: { blob: 'b'.repeat(limit + 10) } });
     const closed = await offender.whenClosed();
     expect(closed.code).toBe(1009);
-    await waitFor(() => eng().stats().workers === workersBefore - 1, { what: 'the offending connection to be removed' });
+    await waitFor(() => eng().stats().workers === workersBefore - 1, 5000, 'the offending connection to be removed');
     // The engine keeps serving: SDK workers and the other raw connection.
     await check();
-    expect((await bystander.call('bi::echo', { still: 'here' })).result).toEqual({ still: 'here' });
+    expect((await bystander.invoke('bi::echo', { still: 'here' })).result).toEqual({ still: 'here' });
     // A clear close reason tells the worker what happened (design.md §5, "Bad frames").
     expect(closed.reason, 'close reason of an oversized frame').not.toBe('');
   });
@@ -358,7 +363,8 @@ describe('floods and back-pressure', () => {
         eng()
           .listFunctions()
           .some((f) => f.function_id === 'bi::slow'),
-      { what: 'bi::slow to be registered' },
+      5000,
+      'bi::slow to be registered',
     );
 
     const flooder = await raw();
@@ -398,7 +404,12 @@ describe('floods and back-pressure', () => {
       if (i % 200 === 199) await new Promise((resolve) => setImmediate(resolve));
     }
     const floodSentMs = performance.now() - floodStart;
-    await waitFor(() => answers.size === total, { timeoutMs: 30_000, intervalMs: 50, what: () => `answers to all ${total} calls (have ${answers.size})` });
+    await waitFor(
+      () => answers.size === total,
+      30_000,
+      () => `answers to all ${total} calls (have ${answers.size})`,
+      50,
+    );
     await sleep(300); // any duplicate answer would arrive by now
     probing = false;
     await prober;
@@ -460,7 +471,7 @@ describe('floods and back-pressure', () => {
       callOnce();
       if (i % 10 === 9) await sleep(5);
     }
-    await waitFor(() => overloaded > 0, { timeoutMs: 10_000, what: 'a worker_overloaded answer' });
+    await waitFor(() => overloaded > 0, 10_000, 'a worker_overloaded answer');
     // Keep pushing: the socket drains into the kernel until the kernel's buffers are full too, after
     // which every call is refused. 50 calls in a row refused shows the engine has stopped taking work.
     let refusedInARow = 0;
@@ -492,7 +503,7 @@ describe('floods and back-pressure', () => {
       JSON.stringify([...counts]),
     ).toBe(true);
     expect(counts.get('invocation_stopped') ?? 0).toBe(accepted);
-    await waitFor(() => eng().stats().pendingInvocations === 0, { what: 'pending invocations to drain' });
+    await waitFor(() => eng().stats().pendingInvocations === 0, 5000, 'pending invocations to drain');
     await check();
   }, 60_000);
 });

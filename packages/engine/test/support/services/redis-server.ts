@@ -4,23 +4,11 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { freePort, sleep } from '../util.js';
 import { serviceAvailable } from './services.js';
-
-/** A port that was free a moment ago (bind port 0, read it, release it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** `*?[]\` escaped for a SCAN MATCH pattern. */
 function escapeGlob(text: string): string {
@@ -84,7 +72,7 @@ export class SpareRedisServer {
       if (status.available) return;
       if (!this.child) throw new Error(`redis-server on port ${this.port} exited while starting`);
       if (Date.now() > deadline) throw new Error(`redis-server on port ${this.port} did not start: ${status.reason}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
   }
 

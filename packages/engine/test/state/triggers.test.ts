@@ -10,8 +10,11 @@
 import type { Engine } from '@flint/engine';
 import { type Worker as FlintWorker, type StateEvent, TriggerRegistrationError } from '@flint/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SDK_KINDS, type SdkKind, type TestWorker, cleanup, deferred, findTrigger, listTriggers, startWorker, uid, waitFor } from './support/harness.js';
-import { type LogCapture, captureLog, startStateEngine } from './support-state/helpers.js';
+import { cleanup } from '../support/cleanup.js';
+import { SDK_KINDS, type SdkKind, type TestWorker, findTrigger, listTriggers, startWorker } from '../support/harness.js';
+import { type LogCapture, captureLog } from '../support/log-capture.js';
+import { startStateEngine } from '../support/state/helpers.js';
+import { deferred, uid, waitFor } from '../support/util.js';
 
 afterEach(cleanup);
 
@@ -149,7 +152,7 @@ describe.each(SDK_KINDS)('state triggers delivered to a %s worker', (kind: SdkKi
     expect(l.events.map((e) => e.key)).toEqual(['yes', 'zero', 'text', 'nothing', 'sentinel']);
     expect(l.events[0]).toEqual(ev('state:created', scope, 'yes', null, { verdict: true }));
 
-    const warning = await waitFor(() => log.lines().find((line) => line.level === 40 && String(line.msg).includes('condition exploded')), 2000, 'a warning');
+    const warning = await waitFor(() => log.records.find((line) => line.level === 40 && String(line.msg).includes('condition exploded')), 2000, 'a warning');
     expect(warning).toMatchObject({ module: 'flint-state', scope, key: 'boom', event_type: 'state:created' });
   });
 
@@ -161,7 +164,7 @@ describe.each(SDK_KINDS)('state triggers delivered to a %s worker', (kind: SdkKi
     await set(scope, 'sentinel', 2);
     await waitFor(() => plain.events.length === 2, 2000, 'the plain trigger events');
     expect(guarded.events).toEqual([]);
-    await waitFor(() => log.lines().some((line) => line.level === 40 && line.function_id === guarded.fnId), 2000, 'a warning');
+    await waitFor(() => log.records.some((line) => line.level === 40 && line.function_id === guarded.fnId), 2000, 'a warning');
   });
 
   it('refused writes (bad input, too large) fire nothing', async () => {
@@ -199,7 +202,7 @@ describe.each(SDK_KINDS)('state triggers delivered to a %s worker', (kind: SdkKi
     });
     expect(await set(scope, 'bad', 1)).toEqual({ old_value: null, new_value: 1 });
     expect(await call('state::get', { scope, key: 'bad' })).toBe(1);
-    const warning = await waitFor(() => log.lines().find((line) => line.level === 40 && String(line.msg).includes('handler exploded')), 2000, 'a warning');
+    const warning = await waitFor(() => log.records.find((line) => line.level === 40 && String(line.msg).includes('handler exploded')), 2000, 'a warning');
     expect(warning).toMatchObject({ module: 'flint-state', function_id: l.fnId, scope, key: 'bad', event_type: 'state:created' });
     expect(String(warning.msg)).toMatch(/state trigger failed/);
 

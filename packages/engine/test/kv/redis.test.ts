@@ -13,8 +13,9 @@ import { type KvStore, kvAdapterSchema, openKvStore } from '@flint/engine';
 import { FlintError } from '@flint/protocol';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { SpareRedisServer, deleteKeysWithPrefix, freePort } from './support-services/redis-server.js';
-import { gateService, programAvailable, serviceAvailable } from './support-services/services.js';
+import { SpareRedisServer, deleteKeysWithPrefix } from '../support/services/redis-server.js';
+import { gateService, programAvailable, serviceAvailable } from '../support/services/services.js';
+import { freePort } from '../support/util.js';
 
 const REDIS_URL = process.env.FLINT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const runRedis = gateService('Redis tests', await serviceAvailable('redis', REDIS_URL));

@@ -7,8 +7,11 @@ import { ConfigError, type Engine, type ModuleDefinition, createEngine, startEng
 import { TriggerRegistrationError } from '@flint/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { RawClient, SDK_KINDS, type SdkKind, cleanup, listTriggers, outcome, startWorker, waitFor, within } from './support/harness.js';
-import { fetchWithin, json, rawRegisterRoute, serveRoute, startHttpEngine, waitStatus } from './support/http-helpers.js';
+import { cleanup } from '../support/cleanup.js';
+import { SDK_KINDS, type SdkKind, listTriggers, startWorker } from '../support/harness.js';
+import { fetchWithin, json, rawRegisterRoute, serveRoute, startHttpEngine, waitStatus } from '../support/http/helpers.js';
+import { RawClient } from '../support/raw-client.js';
+import { outcome, waitFor, within } from '../support/util.js';
 
 afterEach(cleanup);
 

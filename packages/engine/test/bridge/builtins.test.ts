@@ -5,22 +5,10 @@ import type { Engine } from '@flint/engine';
 import { EngineFunctions, EngineTriggers, LOG_LEVELS, type WorkerInfo } from '@flint/protocol';
 import type { Worker as FlintWorker } from '@flint/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  RawClient,
-  SDK_KINDS,
-  type SdkKind,
-  cleanup,
-  deferred,
-  listFunctions,
-  listTriggers,
-  listWorkers,
-  outcome,
-  startTestEngine,
-  startWorker,
-  uid,
-  waitFor,
-  waitForFunction,
-} from './support/harness.js';
+import { cleanup } from '../support/cleanup.js';
+import { SDK_KINDS, type SdkKind, listFunctions, listTriggers, listWorkers, startTestEngine, startWorker, waitForFunction } from '../support/harness.js';
+import { RawClient } from '../support/raw-client.js';
+import { deferred, outcome, uid, waitFor } from '../support/util.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

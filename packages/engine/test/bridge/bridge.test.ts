@@ -7,26 +7,22 @@ import { EngineFunctions } from '@flint/protocol';
 import { FlintInvocationError, type Worker as FlintWorker } from '@flint/sdk';
 import { type ISdk, Logger as IiiLogger } from 'iii-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { cleanup } from '../support/cleanup.js';
 import {
-  RawClient,
   SDK_KINDS,
   type SdkKind,
-  cleanup,
   connectWorker,
-  deferred,
   findTrigger,
   isListed,
   listFunctions,
   listWorkers,
-  outcome,
   startTestEngine,
   startWorker,
-  uid,
-  waitFor,
   waitForFunction,
   whenAnnounced,
-  within,
-} from './support/harness.js';
+} from '../support/harness.js';
+import { RawClient } from '../support/raw-client.js';
+import { deferred, outcome, uid, waitFor, within } from '../support/util.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';

@@ -1,16 +1,14 @@
 /**
- * Helpers for the `flint-http` integration tests: an engine with the HTTP module and a captured JSON
- * log, route registration on either SDK, SSE reading from a fetch body, and a raw node:http upload
+ * Helpers for the `flint-http` integration tests (http/*.test.ts): an engine with the HTTP module and a
+ * captured JSON log, route registration on either SDK, SSE reading from a fetch body, and a raw node:http upload
  * that stops as soon as the server answers.
  */
 import { request as httpRequest } from 'node:http';
-import { PassThrough } from 'node:stream';
-import { type Engine, type EngineOptions, createLogger } from '@flint/engine';
-import { type Frame, RawClient, type TestWorker, startTestEngine, waitFor, within } from './harness.js';
-
-/** One JSON log line of the engine. */
-// biome-ignore lint/suspicious/noExplicitAny: log records are arbitrary JSON
-export type LogRecord = Record<string, any>;
+import type { Engine, EngineOptions } from '@flint/engine';
+import { type TestWorker, startTestEngine } from '../harness.js';
+import { type LogRecord, captureLog } from '../log-capture.js';
+import type { Frame, RawClient } from '../raw-client.js';
+import { waitFor, within } from '../util.js';
 
 export interface HttpEngine {
   engine: Engine;
@@ -19,8 +17,6 @@ export interface HttpEngine {
   /** Every JSON log line the engine wrote so far (pino levels: 30 info, 40 warn, 50 error). */
   logs: LogRecord[];
 }
-
-export const LEVEL = { info: 30, warn: 40, error: 50 } as const;
 
 /**
  * Starts an engine with `flint-http` on an ephemeral port; `http` is merged over short test time-outs.
@@ -31,26 +27,7 @@ export async function startHttpEngine(
   engineConfig: Record<string, unknown> = {},
   options: Omit<EngineOptions, 'config' | 'logger'> = {},
 ): Promise<HttpEngine> {
-  const logs: LogRecord[] = [];
-  const destination = new PassThrough();
-  let pending = '';
-  destination.on('data', (chunk: Buffer) => {
-    pending += chunk.toString('utf8');
-    let nl = pending.indexOf('\n');
-    while (nl >= 0) {
-      const line = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      if (line.trim() !== '') {
-        try {
-          logs.push(JSON.parse(line) as LogRecord);
-        } catch {
-          logs.push({ msg: line });
-        }
-      }
-      nl = pending.indexOf('\n');
-    }
-  });
-  const logger = createLogger({ format: 'json', level: 'info', destination });
+  const { logger, records: logs } = captureLog('info');
   const engine = await startTestEngine(
     {
       ...engineConfig,
@@ -264,5 +241,3 @@ export async function rawRegisterRoute(client: RawClient, triggerId: string, fun
   client.send({ type: 'registertrigger', id: triggerId, trigger_type: 'http', function_id: functionId, config });
   return client.waitFrame((f) => f.type === 'triggerregistrationresult' && f.id === triggerId);
 }
-
-export { RawClient };

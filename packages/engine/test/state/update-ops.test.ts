@@ -6,8 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Engine } from '@flint/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RawClient, type TestWorker, cleanup, startWorker, uid } from './support/harness.js';
-import { startStateEngine } from './support-state/helpers.js';
+import { cleanup } from '../support/cleanup.js';
+import { type TestWorker, startWorker } from '../support/harness.js';
+import { RawClient } from '../support/raw-client.js';
+import { startStateEngine } from '../support/state/helpers.js';
+import { uid } from '../support/util.js';
 
 type Op = Record<string, unknown>;
 interface UpdateResult {

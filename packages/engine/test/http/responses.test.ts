@@ -8,8 +8,12 @@ import { request as httpRequest } from 'node:http';
 import { http as flintHttp } from '@flint/sdk';
 import { http as iiiHttp } from 'iii-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RawClient, SDK_KINDS, type SdkKind, type TestWorker, cleanup, deferred, startWorker, waitFor, within } from './support/harness.js';
-import { LEVEL, fetchWithin, json, rawRegisterRoute, serveRoute, startHttpEngine } from './support/http-helpers.js';
+import { cleanup } from '../support/cleanup.js';
+import { SDK_KINDS, type SdkKind, type TestWorker, startWorker } from '../support/harness.js';
+import { fetchWithin, json, rawRegisterRoute, serveRoute, startHttpEngine } from '../support/http/helpers.js';
+import { LEVEL } from '../support/log-capture.js';
+import { RawClient } from '../support/raw-client.js';
+import { deferred, waitFor, within } from '../support/util.js';
 
 afterEach(cleanup);
 

@@ -8,18 +8,10 @@ import type { Engine } from '@flint/engine';
 import { type ChannelRef, EngineFunctions } from '@flint/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import {
-  type AnyChannelEnd,
-  RawClient,
-  SDK_KINDS,
-  type SdkKind,
-  cleanup,
-  startTestEngine,
-  startWorker,
-  upgradeStatus,
-  waitFor,
-  within,
-} from './support/harness.js';
+import { cleanup } from '../support/cleanup.js';
+import { type AnyChannelEnd, SDK_KINDS, type SdkKind, startTestEngine, startWorker } from '../support/harness.js';
+import { RawClient, upgradeStatus } from '../support/raw-client.js';
+import { waitFor, within } from '../support/util.js';
 
 afterEach(cleanup);
 

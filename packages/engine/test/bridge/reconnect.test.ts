@@ -5,15 +5,16 @@
  * present exactly once, no stale worker rows remain, and calls succeed.
  *
  * The cut sequence comes from a seeded PRNG; the seed is printed. Reproduce a run with
- * `FLINT_RECONNECT_SEED=<seed> npx vitest run packages/engine/test/reconnect.test.ts`.
+ * `FLINT_RECONNECT_SEED=<seed> npx vitest run packages/engine/test/bridge/reconnect.test.ts`.
  */
 import { type Engine, startEngine } from '@flint/engine';
 import { EngineFunctions, type FunctionInfo, type TriggerInfo, type WorkerInfo } from '@flint/protocol';
 import { FlintInvocationError, type Worker, registerWorker } from '@flint/sdk';
 import { type ISdk, registerWorker as registerIiiWorker } from 'iii-sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CuttingProxy } from './support-proxy/cutting-proxy.js';
-import { RawClient, sleep, waitFor } from './support-proxy/raw-client.js';
+import { CuttingProxy } from '../support/proxy/cutting-proxy.js';
+import { RawClient } from '../support/raw-client.js';
+import { sleep, waitFor } from '../support/util.js';
 
 const TOTAL_CUTS = 64;
 const FUNCTIONS_PER_WORKER = 200;
@@ -246,7 +247,9 @@ describe('reconnect-proof registration through a socket-cutting proxy', () => {
         last = await stateProblems();
         return last === '';
       },
-      { timeoutMs: 10_000, intervalMs: 15, what: () => `round ${round} (${mode}, seed ${SEED}) to settle: ${last}` },
+      10_000,
+      () => `round ${round} (${mode}, seed ${SEED}) to settle: ${last}`,
+      15,
     );
     if (!iiiTriggerIds) {
       const triggers = await list<TriggerInfo>(EngineFunctions.LIST_TRIGGERS, 'triggers');
@@ -392,15 +395,16 @@ describe('fast reconnect: ownership per connection (raw WebSocket clients)', () 
   const connect = async () => {
     const c = await RawClient.connect(engine.bridgeUrl);
     clients.push(c);
+    await c.registered();
     return c;
   };
   /** A sync call round-trip proves every frame the client sent before it has been processed. */
-  const barrier = (c: RawClient) => c.call(EngineFunctions.LIST_FUNCTIONS, {});
+  const barrier = (c: RawClient) => c.invoke(EngineFunctions.LIST_FUNCTIONS, {});
 
   afterEach(async () => {
     for (const c of clients.splice(0)) await c.close();
     try {
-      await waitFor(() => engine.stats().workers === 0, { what: 'all raw connections to be gone' });
+      await waitFor(() => engine.stats().workers === 0, 5000, 'all raw connections to be gone');
       expect(engine.stats().pendingInvocations).toBe(0);
       expect(engine.stats().channels).toBe(0);
     } finally {
@@ -422,15 +426,15 @@ describe('fast reconnect: ownership per connection (raw WebSocket clients)', () 
 
       if (how === 'close') await old.close();
       else old.terminate();
-      await waitFor(() => engine.stats().workers === 1, { what: 'the old connection to be cleaned up' });
+      await waitFor(() => engine.stats().workers === 1, 5000, 'the old connection to be cleaned up');
 
       const functions = ((await barrier(fresh)).result as { functions: FunctionInfo[] }).functions;
       expect(functions.filter((f) => f.function_id === 'own::f')).toHaveLength(1);
-      const triggers = ((await fresh.call(EngineFunctions.LIST_TRIGGERS, {})).result as { triggers: TriggerInfo[] }).triggers;
+      const triggers = ((await fresh.invoke(EngineFunctions.LIST_TRIGGERS, {})).result as { triggers: TriggerInfo[] }).triggers;
       expect(triggers.filter((t) => t.id === 'own-trigger')).toEqual([expect.objectContaining({ function_id: 'own::f', config: { from: 'new' } })]);
       const caller = await connect();
       for (let i = 0; i < 5; i++) {
-        const answer = await caller.call('own::f', { i });
+        const answer = await caller.invoke('own::f', { i });
         expect(answer.error).toBeUndefined();
         expect(answer.result).toBe('new');
       }
@@ -456,7 +460,7 @@ describe('fast reconnect: ownership per connection (raw WebSocket clients)', () 
     old.send({ type: 'registertrigger', id: 'slow-trigger', trigger_type: 'slow::type', function_id: 'own::f', config: { v: 1 } });
     const first = await providerConn.next((f) => f.type === 'registertrigger' && f.id === 'slow-trigger');
     old.terminate();
-    await waitFor(() => engine.stats().workers === 1, { what: 'the old connection to be cleaned up' });
+    await waitFor(() => engine.stats().workers === 1, 5000, 'the old connection to be cleaned up');
 
     const fresh = await connect();
     fresh.send({ type: 'registertrigger', id: 'slow-trigger', trigger_type: 'slow::type', function_id: 'own::f', config: { v: 1 } });
@@ -470,7 +474,7 @@ describe('fast reconnect: ownership per connection (raw WebSocket clients)', () 
     await barrier(providerConn);
     await barrier(fresh);
 
-    const listed = ((await fresh.call(EngineFunctions.LIST_TRIGGERS, {})).result as { triggers: TriggerInfo[] }).triggers;
+    const listed = ((await fresh.invoke(EngineFunctions.LIST_TRIGGERS, {})).result as { triggers: TriggerInfo[] }).triggers;
     expect(listed.filter((t) => t.id === 'slow-trigger')).toEqual([expect.objectContaining({ status: 'active' })]);
     // The last word the provider heard on T must be "register".
     expect(toldProvider.at(-1), `provider received: ${toldProvider.join(' → ')} while the engine lists the trigger as active`).toBe('registertrigger');

@@ -9,20 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Engine, createEngine } from '@flint/engine';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import {
-  RawClient,
-  type TestWorker,
-  cleanup,
-  connectWorker,
-  isListed,
-  outcome,
-  startTestEngine,
-  startWorker,
-  track,
-  waitFor,
-  within,
-} from './support/harness.js';
-import { type EngineProcess, runPool, spawnEngineProcess } from './support-state/helpers.js';
+import { cleanup, track } from '../support/cleanup.js';
+import { type TestWorker, connectWorker, isListed, startTestEngine, startWorker } from '../support/harness.js';
+import { RawClient } from '../support/raw-client.js';
+import { type EngineProcess, runPool, spawnEngineProcess } from '../support/state/helpers.js';
+import { outcome, waitFor, within } from '../support/util.js';
 
 afterEach(cleanup);
 

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type KvAdapterConfig, type KvStore, kvAdapterSchema, openKvStore } from '@flint/engine';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { deleteKeysWithPrefix } from './support-services/redis-server.js';
-import { gateService, serviceAvailable } from './support-services/services.js';
+import { deleteKeysWithPrefix } from '../support/services/redis-server.js';
+import { gateService, serviceAvailable } from '../support/services/services.js';
 
 const REDIS_URL = process.env.FLINT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const runRedis = gateService('Redis tests', await serviceAvailable('redis', REDIS_URL));

@@ -1,13 +1,14 @@
 /**
- * Helpers for the state module tests (state-*.test.ts): a state-only engine, an engine in a child
- * process (crash tests), a bounded-concurrency runner and a JSON log capture. (Redis availability:
- * ../support-services/services.ts.)
+ * Helpers for the state module tests (state/*.test.ts): a state-only engine, an engine in a child
+ * process (crash tests), and a bounded-concurrency runner. (Log capture: ../log-capture.ts;
+ * Redis availability: ../services/services.ts.)
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { type Engine, type Logger, createLogger } from '@flint/engine';
-import { startTestEngine, track, within } from '../support/harness.js';
+import type { Engine, Logger } from '@flint/engine';
+import { track } from '../cleanup.js';
+import { startTestEngine } from '../harness.js';
+import { within } from '../util.js';
 
 /** Starts an in-process engine whose only module is flint-state with `stateConfig`. */
 export function startStateEngine(stateConfig: Record<string, unknown> = {}, options: { logger?: Logger } = {}): Promise<Engine> {
@@ -24,37 +25,6 @@ export async function runPool(count: number, concurrency: number, fn: (i: number
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Log capture
-// ---------------------------------------------------------------------------------------------
-
-export interface LogCapture {
-  logger: Logger;
-  /** Every JSON log line written so far, parsed. */
-  lines(): Record<string, unknown>[];
-}
-
-/** A JSON logger (level `level`) writing into memory. */
-export function captureLog(level = 'info'): LogCapture {
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk, _enc, done) {
-      chunks.push(chunk.toString());
-      done();
-    },
-  });
-  const logger = createLogger({ format: 'json', level, destination });
-  return {
-    logger,
-    lines: () =>
-      chunks
-        .join('')
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
-  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,22 +2,23 @@
  * The `file_based` KvStore: state survives close/reopen and `kill -9` (every acknowledged write), torn
  * and corrupt log records are skipped without failing, the folder is locked against a second engine,
  * unusable folders stop start-up with a clear error, and compaction keeps every write. Crash tests run
- * a child process (support-kv/writer.mjs) that prints each key only after its call resolved, SIGKILL it
+ * a child process (support/kv/writer.mjs) that prints each key only after its call resolved, SIGKILL it
  * and reopen the folder. Everything goes through the public `openKvStore`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { appendFile, chmod, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type KvStore, openKvStore } from '@flint/engine';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/util.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const writerScript = join(here, 'support-kv', 'writer.mjs');
-const holderScript = join(here, 'support-kv', 'holder.mjs');
-const tryOpenScript = join(here, 'support-kv', 'try-open.mjs');
+const supportScript = (name: string) => fileURLToPath(new URL(`../support/kv/${name}`, import.meta.url));
+const writerScript = supportScript('writer.mjs');
+const holderScript = supportScript('holder.mjs');
+const tryOpenScript = supportScript('try-open.mjs');
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
 let root: string;
@@ -79,14 +80,6 @@ async function collectWarnings<T>(fn: () => Promise<T>): Promise<{ result: T; wa
   }
 }
 
-async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 interface Child {
   child: ChildProcess;
   lines: string[];
@@ -127,8 +120,8 @@ async function crashAndCheck(dir: string, minAcks: number, compactAfterBytes: nu
       acks = writer.lines.reduce((n, line) => n + (line.startsWith('a ') ? 1 : 0), 0);
       return acks >= minAcks;
     },
-    `${minAcks} acknowledged writes`,
     15_000,
+    `${minAcks} acknowledged writes`,
   );
   writer.child.kill('SIGKILL');
   await writer.exited;
@@ -327,10 +320,14 @@ describe('file_based: lock', () => {
   it('refuses a folder another process holds, and takes it over once that process is dead', async () => {
     const dir = newDir();
     const holder = spawnNode(holderScript, [dir]);
-    await waitFor(() => {
-      if (holder.child.exitCode !== null) throw new Error(`holder exited early: ${holder.stderr()}`);
-      return holder.lines.some((l) => l.startsWith('ready '));
-    }, 'the holder to open the store');
+    await waitFor(
+      () => {
+        if (holder.child.exitCode !== null) throw new Error(`holder exited early: ${holder.stderr()}`);
+        return holder.lines.some((l) => l.startsWith('ready '));
+      },
+      5000,
+      'the holder to open the store',
+    );
     const pid = holder.child.pid!;
     await expect(open(dir)).rejects.toThrow(`state directory ${dir} is locked by process ${pid} (another engine is using it)`);
 
@@ -444,14 +441,18 @@ describe('file_based: compaction and group commit', () => {
     const stats = (store as unknown as { stats?: { compactions: number } }).stats;
     expect(stats?.compactions ?? 1).toBeGreaterThan(0);
     // The last compaction may still be writing: wait until one snapshot and one (the current) log remain.
-    await waitFor(async () => {
-      const names = await readdir(dir);
-      if (!names.includes('snapshot.jsonl') || names.includes('snapshot.jsonl.tmp')) return false;
-      const logs = names.filter((n) => n.startsWith('log-'));
-      if (logs.length !== 1) return false;
-      const header = JSON.parse((await readFile(join(dir, 'snapshot.jsonl'), 'utf8')).split('\n')[0]!.slice(9)) as { generation: number };
-      return logs[0] === `log-${String(header.generation).padStart(8, '0')}.jsonl`;
-    }, 'the last compaction to finish');
+    await waitFor(
+      async () => {
+        const names = await readdir(dir);
+        if (!names.includes('snapshot.jsonl') || names.includes('snapshot.jsonl.tmp')) return false;
+        const logs = names.filter((n) => n.startsWith('log-'));
+        if (logs.length !== 1) return false;
+        const header = JSON.parse((await readFile(join(dir, 'snapshot.jsonl'), 'utf8')).split('\n')[0]!.slice(9)) as { generation: number };
+        return logs[0] === `log-${String(header.generation).padStart(8, '0')}.jsonl`;
+      },
+      5000,
+      'the last compaction to finish',
+    );
     const snapshot = (await readFile(join(dir, 'snapshot.jsonl'), 'utf8')).split('\n');
     expect(snapshot[0]).toMatch(/^[0-9a-f]{8} \{"o":"h","format":1,"generation":\d+,"entries":\d+\}$/);
 
@@ -479,7 +480,7 @@ describe('file_based: compaction and group commit', () => {
     const stats = (store as unknown as { stats?: { flushes: number; records: number } }).stats;
     const perFsync = stats ? (stats.records / stats.flushes).toFixed(1) : '?';
     console.log(
-      `[kv-file.test] ${total} sets, 64 in flight: ${ms.toFixed(0)} ms, ${Math.round((total / ms) * 1000)} sets/s, ${stats?.flushes ?? '?'} fsyncs (${perFsync} records per fsync)`,
+      `[kv/file.test] ${total} sets, 64 in flight: ${ms.toFixed(0)} ms, ${Math.round((total / ms) * 1000)} sets/s, ${stats?.flushes ?? '?'} fsyncs (${perFsync} records per fsync)`,
     );
     if (stats) expect(stats.flushes).toBeLessThan(total / 4); // batched, not one fsync per write
     const again = await reopen(store, dir);

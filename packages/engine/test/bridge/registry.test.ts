@@ -5,25 +5,22 @@
 import type { Engine } from '@flint/engine';
 import type { Worker as FlintWorker } from '@flint/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { cleanup } from '../support/cleanup.js';
 import {
-  RawClient,
   SDK_KINDS,
   type SdkKind,
   type TriggerConfigSeen,
-  cleanup,
   connectWorker,
-  deferred,
   findTrigger,
   isListed,
   listTriggers,
   listWorkers,
   startTestEngine,
   startWorker,
-  uid,
-  waitFor,
   waitForFunction,
-  within,
-} from './support/harness.js';
+} from '../support/harness.js';
+import { RawClient } from '../support/raw-client.js';
+import { deferred, uid, waitFor, within } from '../support/util.js';
 
 afterEach(cleanup);
 

@@ -14,10 +14,12 @@ import { randomUUID } from 'node:crypto';
 import type { Engine } from '@flint/engine';
 import type { StateEvent } from '@flint/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type TestWorker, cleanup, findTrigger, startWorker, track, uid, waitFor } from './support/harness.js';
-import { deleteKeysWithPrefix } from './support-services/redis-server.js';
-import { gateService, serviceAvailable } from './support-services/services.js';
-import { startStateEngine } from './support-state/helpers.js';
+import { cleanup, track } from '../support/cleanup.js';
+import { type TestWorker, findTrigger, startWorker } from '../support/harness.js';
+import { deleteKeysWithPrefix } from '../support/services/redis-server.js';
+import { gateService, serviceAvailable } from '../support/services/services.js';
+import { startStateEngine } from '../support/state/helpers.js';
+import { uid, waitFor } from '../support/util.js';
 
 const REDIS_URL = process.env.FLINT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const runRedis = gateService('state module on Redis', await serviceAvailable('redis', REDIS_URL));

@@ -6,8 +6,10 @@ import type { Engine } from '@flint/engine';
 import { EngineFunctions, type FunctionInfo } from '@flint/protocol';
 import type { Worker as FlintWorker } from '@flint/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SDK_KINDS, type SdkKind, type TestWorker, cleanup, findTrigger, outcome, startWorker, uid, waitFor } from './support/harness.js';
-import { startStateEngine } from './support-state/helpers.js';
+import { cleanup } from '../support/cleanup.js';
+import { SDK_KINDS, type SdkKind, type TestWorker, findTrigger, startWorker } from '../support/harness.js';
+import { startStateEngine } from '../support/state/helpers.js';
+import { outcome, uid, waitFor } from '../support/util.js';
 
 afterEach(cleanup);
 

@@ -9,13 +9,14 @@ import type { Writable } from 'node:stream';
 import { http as flintHttp, formatSse } from '@flint/sdk';
 import { http as iiiHttp } from 'iii-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SDK_KINDS, type SdkKind, type TestWorker, cleanup, deferred, startWorker, waitFor, within } from './support/harness.js';
-import { BodyReader, fetchWithin, json, parseSse, serveRoute, startHttpEngine } from './support/http-helpers.js';
+import { cleanup } from '../support/cleanup.js';
+import { SDK_KINDS, type SdkKind, type TestWorker, startWorker } from '../support/harness.js';
+import { BodyReader, fetchWithin, json, parseSse, serveRoute, startHttpEngine } from '../support/http/helpers.js';
+import { deferred, sleep, waitFor, within } from '../support/util.js';
 
 afterEach(cleanup);
 
 const sha = (b: Buffer | Uint8Array) => createHash('sha256').update(b).digest('hex');
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // biome-ignore lint/suspicious/noExplicitAny: the request object as each SDK's http() gives it
 type AnyReq = any;
