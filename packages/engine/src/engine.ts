@@ -1,17 +1,25 @@
 import type { FunctionInfo } from '@flint/protocol';
-import { openKvStore } from './adapters/kv/index.js';
+import { ADAPTERS } from './adapters/index.js';
 import { loadConfig } from './config/load.js';
 import type { EngineConfig } from './config/schema.js';
-import { BridgeServer } from './core/bridge-server.js';
-import { registerBuiltins } from './core/builtins.js';
+import { AdapterTable } from './core/adapter-table.js';
+import { BridgeServer } from './core/bridge/server.js';
 import { ChannelManager } from './core/channels.js';
+import { type EngineCore, ModuleScope } from './core/context.js';
+import { EnqueueRouter } from './core/enqueue.js';
+import { RegistryEvents } from './core/events.js';
+import { FunctionRegistry } from './core/functions.js';
+import { HookHub } from './core/hooks.js';
 import { Invoker } from './core/invoker.js';
-import { type Logger, createLogger } from './core/logger.js';
-import type { EngineModule, InvokeOptions, ModuleContext, ModuleDefinition } from './core/module-api.js';
-import { Registry } from './core/registry.js';
+import { type Holdup, ModuleRunner } from './core/lifecycle.js';
+import { urlOf } from './core/listen.js';
+import { LogTap } from './core/log-tap.js';
+import { type Logger, createLogger, logTapOf } from './core/logger.js';
+import type { AdapterFactory, InvokeOptions, ModuleDefinition } from './core/module-api.js';
 import { TelemetryBuffer } from './core/telemetry-buffer.js';
-import { TriggerManager } from './core/triggers.js';
-import { BUILTIN_MODULES } from './modules/index.js';
+import { TriggerRegistry } from './core/triggers.js';
+import { WorkerRegistry } from './core/workers.js';
+import { BUILTIN_MODULES, engineModule } from './modules/index.js';
 
 export interface EngineOptions {
   /** Config file (`--config`). Without it `./flint-config.yaml` is used when present, else the embedded defaults. */
@@ -22,6 +30,9 @@ export interface EngineOptions {
   env?: NodeJS.ProcessEnv;
   /** Extra module definitions (embedding, tests); they may replace built-in ones by name. */
   modules?: ModuleDefinition[];
+  /** Extra adapters (embedding, tests), added to the built-in table. */
+  adapters?: AdapterFactory[];
+  /** The engine's logger; make it with `createLogger` so that the module API's log tap sees its records. */
   logger?: Logger;
 }
 
@@ -34,40 +45,55 @@ export interface EngineStats {
   telemetryFrames: number;
 }
 
+/** What a shutdown left behind: modules still draining or stopping at `shutdown_timeout_ms`. */
+export interface ShutdownReport {
+  holdups: Holdup[];
+}
+
 export interface Engine {
   readonly config: EngineConfig;
   readonly logger: Logger;
   /** `ws://host:port` of the bridge (valid after start). */
   readonly bridgeUrl: string;
+  /** The modules loaded from the config, in start order. */
   readonly moduleNames: string[];
   start(): Promise<void>;
-  /** Graceful shutdown: stop accepting, fail in-flight calls, drain workers, stop modules. */
-  stop(): Promise<void>;
+  /** Graceful shutdown: stop accepting, drain modules, fail in-flight calls, close workers, stop modules. */
+  stop(): Promise<ShutdownReport>;
   listeners(): { name: string; url: string }[];
   stats(): EngineStats;
   invoke(functionId: string, data: unknown, options?: InvokeOptions): Promise<unknown>;
   listFunctions(includeInternal?: boolean): FunctionInfo[];
 }
 
+/** A module's stop still gets this long when the drains used up the shutdown deadline (stores flush there). */
+const STOP_GRACE_MS = 1000;
+
 /** Builds an engine from config without opening any port. Throws ConfigError on invalid config. */
 export function createEngine(options: EngineOptions = {}): Engine {
   const known = [...(options.modules ?? []), ...BUILTIN_MODULES.filter((b) => !options.modules?.some((m) => m.name === b.name))];
-  const config = loadConfig({ path: options.configPath, object: options.config, cwd: options.cwd, env: options.env, modules: known });
+  const adapters = new AdapterTable([...ADAPTERS, ...(options.adapters ?? [])]);
+  const config = loadConfig({ path: options.configPath, object: options.config, cwd: options.cwd, env: options.env, modules: known, adapters });
   const logger = options.logger ?? createLogger({ level: config.log.level, format: config.log.format });
 
-  const registry = new Registry();
-  const triggers = new TriggerManager(logger.child({ component: 'triggers' }), (t, owner, outcome) => {
+  const events = new RegistryEvents(logger);
+  const functions = new FunctionRegistry(events);
+  const workers = new WorkerRegistry(events);
+  const triggers = new TriggerRegistry(logger.child({ component: 'triggers' }), events, (t, owner, outcome) => {
     if (owner && !owner.closed) owner.send({ type: 'triggerregistrationresult', id: t.id, trigger_type: t.type, function_id: t.function_id, ...outcome });
   });
+  const hooks = new HookHub(logger);
   const invoker = new Invoker(
-    registry,
+    functions,
     { defaultTimeoutMs: config.invocation_timeout_ms, maxCallsInFlightPerWorker: config.max_invocations_per_worker },
     logger.child({ component: 'invoker' }),
+    hooks,
   );
   const channels = new ChannelManager({ defaultBufferSize: config.channels.default_buffer_size, ttlMs: config.channels.ttl_ms }, logger);
   const telemetry = new TelemetryBuffer(config.telemetry.buffer_frames);
+  const enqueue = new EnqueueRouter();
   const bridge = new BridgeServer(
-    { registry, invoker, triggers, channels, telemetry, logger: logger.child({ component: 'bridge' }) },
+    { functions, workers, invoker, triggers, channels, telemetry, enqueue, logger: logger.child({ component: 'bridge' }) },
     {
       host: config.bridge.host,
       port: config.bridge.port,
@@ -77,39 +103,42 @@ export function createEngine(options: EngineOptions = {}): Engine {
       triggerAckTimeoutMs: config.bridge.trigger_ack_timeout_ms,
     },
   );
-  registerBuiltins({ registry, triggers, invoker, channels, logger, functionsDebounceMs: 20 });
-
-  const modules: EngineModule[] = config.modules.map((m) => {
-    const def = known.find((k) => k.name === m.name) as ModuleDefinition;
-    return def.create(m.config);
-  });
-
-  const contextFor = (module: EngineModule, moduleConfig: unknown): ModuleContext => {
-    const moduleLogger = logger.child({ module: module.name });
-    return {
-      config: moduleConfig,
-      logger: moduleLogger,
-      configDir: config.configDir,
-      registerFunction: (def, handler) => registry.registerInternalFunction(module.name, def, handler),
-      registerTriggerType: (def, provider) => triggers.registerType(def, provider),
-      invoke: (functionId, data, opts) => invoker.call(functionId, data, opts),
-      dispatch: (functionId, data, opts, done) => invoker.callWith(functionId, data, opts, done),
-      invokeVoid: (functionId, data, opts) => invoker.callVoid(functionId, data, opts),
-      hasFunction: (functionId) => registry.functions.has(functionId),
-      listFunctions: (includeInternal) => registry.listFunctions(includeInternal),
-      channels,
-      telemetry,
-      openKvStore: (adapter) =>
-        openKvStore(adapter, { configDir: config.configDir, log: { warn: (m) => moduleLogger.warn(m), info: (m) => moduleLogger.info(m) } }),
-      setEnqueueHandler: (handler) => {
-        invoker.enqueueHandler = handler;
-      },
-    };
+  const core: EngineCore = {
+    functions,
+    workers,
+    triggers,
+    invoker,
+    channels,
+    telemetry,
+    enqueue,
+    hooks,
+    events,
+    logTap: logTapOf(logger) ?? new LogTap(),
+    adapters,
+    configDir: config.configDir,
+    logger,
   };
+  const loaded = config.modules.map((m) => ({ def: known.find((k) => k.name === m.name) as ModuleDefinition, config: m.config }));
+  const scopes = [{ def: engineModule as ModuleDefinition, config: {} }, ...loaded].map(({ def, config }) => new ModuleScope(def.create(config), config, core));
+  const runner = new ModuleRunner(scopes, logger);
 
   let bridgeUrl = '';
   let state: 'created' | 'started' | 'stopping' | 'stopped' = 'created';
-  let stopping: Promise<void> | undefined;
+  let stopping: Promise<ShutdownReport> | undefined;
+
+  const shutdown = async (): Promise<ShutdownReport> => {
+    state = 'stopping';
+    const deadline = Date.now() + config.shutdown_timeout_ms;
+    bridge.stopAccepting();
+    runner.stopAccepting();
+    const holdups = await runner.drain(deadline);
+    invoker.shutdown();
+    await bridge.closeConnections();
+    holdups.push(...(await runner.stop(Math.max(deadline, Date.now() + STOP_GRACE_MS))));
+    channels.stop();
+    state = 'stopped';
+    return { holdups };
+  };
 
   const engine: Engine = {
     config,
@@ -117,14 +146,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
     get bridgeUrl() {
       return bridgeUrl;
     },
-    moduleNames: modules.map((m) => m.name),
+    moduleNames: loaded.map((m) => m.def.name),
     async start() {
       if (state !== 'created') throw new Error('engine already started');
       state = 'started';
       const address = await bridge.listen();
-      bridgeUrl = `ws://${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`;
+      bridgeUrl = urlOf('ws', address.host, address.port);
       try {
-        for (const [i, module] of modules.entries()) await module.start(contextFor(module, config.modules[i]?.config));
+        await runner.start();
       } catch (err) {
         await engine.stop();
         throw err;
@@ -134,33 +163,18 @@ export function createEngine(options: EngineOptions = {}): Engine {
       if (state === 'created' || state === 'stopped') {
         state = 'stopped';
         channels.stop();
-        return Promise.resolve();
+        return Promise.resolve({ holdups: [] });
       }
-      stopping ??= (async () => {
-        state = 'stopping';
-        bridge.stopAccepting();
-        for (const module of modules) await module.drain?.();
-        invoker.shutdown();
-        await bridge.closeConnections();
-        for (const module of [...modules].reverse()) {
-          try {
-            await module.stop?.();
-          } catch (err) {
-            logger.error({ module: module.name }, `module failed to stop cleanly: ${String(err)}`);
-          }
-        }
-        channels.stop();
-        state = 'stopped';
-      })();
+      stopping ??= shutdown();
       return stopping;
     },
     listeners() {
-      return [{ name: 'bridge', url: bridgeUrl }, ...modules.flatMap((m) => m.listeners?.() ?? [])];
+      return [{ name: 'bridge', url: bridgeUrl }, ...scopes.flatMap((s) => s.listeners.map((l) => ({ name: l.name, url: l.url })))];
     },
     stats() {
       return {
-        workers: registry.workers.size,
-        functions: registry.functions.size,
+        workers: workers.size,
+        functions: functions.size,
         triggers: triggers.size,
         pendingInvocations: invoker.pendingCount,
         channels: channels.size,
@@ -168,7 +182,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       };
     },
     invoke: (functionId, data, opts) => invoker.call(functionId, data, opts),
-    listFunctions: (includeInternal) => registry.listFunctions(includeInternal),
+    listFunctions: (includeInternal) => functions.list(includeInternal),
   };
   return engine;
 }

@@ -2,7 +2,7 @@
 export interface ErrorSpec {
   /** What the code means (one sentence; docs/errors.md shows it). */
   readonly summary: string;
-  /** The message the engine writes, with `{name}` placeholders filled by `errorMessage(code, params)`. */
+  /** The message the engine writes, with `{name}` placeholders filled by `formatError(code, params)`. */
   readonly message: string;
   /** The HTTP status of an answer carrying this code, where the code is also an HTTP answer. */
   readonly status?: number;
@@ -100,7 +100,7 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** The catalogue message of `code` with its `{name}` placeholders filled from `params`. */
-export function errorMessage(code: ErrorCode, params: Record<string, unknown> = {}): string {
+export function formatError(code: ErrorCode, params: Record<string, unknown> = {}): string {
   return ERROR_CODES[code].message.replace(/\{([a-z_]+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole));
 }
 
@@ -141,7 +141,7 @@ export class FlintError extends Error {
 
   /** An error with the catalogue message of `code`. */
   static of(code: ErrorCode, params?: Record<string, unknown>): FlintError {
-    return new FlintError(code, errorMessage(code, params));
+    return new FlintError(code, formatError(code, params));
   }
 
   toBody(): { code: string; message: string; stacktrace?: string } {

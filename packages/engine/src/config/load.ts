@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { type Document, LineCounter, type Node, isMap, isNode, isScalar, isSeq, parseDocument, visit } from 'yaml';
 import type { z } from 'zod';
-import type { ModuleDefinition } from '../core/module-api.js';
+import type { AdapterCatalog, ModuleDefinition } from '../core/module-api.js';
 import { type EngineConfig, type ResolvedModule, engineConfigSchema, moduleEntrySchema } from './schema.js';
 import { type TypedSubstitutions, restoreStrings, substituteEnv } from './substitute.js';
 
@@ -40,6 +40,8 @@ export interface LoadOptions {
   object?: unknown;
   /** Modules the engine knows. */
   modules: readonly ModuleDefinition[];
+  /** Adapters the engine knows, for the modules' adapter references. */
+  adapters: AdapterCatalog;
 }
 
 export function formatPath(path: readonly PropertyKey[]): string {
@@ -134,7 +136,7 @@ export function loadConfig(options: LoadOptions): EngineConfig {
     seen.add(def.name);
     const result = parse(def.configSchema, entry.config ?? {}, ['modules', i, 'config']);
     if (!result.success) for (const issue of result.error.issues) reportIssue(issue, ['modules', i, 'config'], report);
-    else modules.push({ name: def.name, config: result.data });
+    else modules.push({ name: def.name, config: resolveAdapters(def, result.data, options.adapters, ['modules', i, 'config'], report) });
   });
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems, file);
 
@@ -145,6 +147,25 @@ export function loadConfig(options: LoadOptions): EngineConfig {
     configFile: file,
   };
   return deepFreeze(config);
+}
+
+/** Replaces each adapter reference of a module's parsed config with the validated one (problems are reported). */
+function resolveAdapters(
+  def: ModuleDefinition,
+  config: unknown,
+  catalog: AdapterCatalog,
+  prefix: PropertyKey[],
+  report: (path: PropertyKey[], message: string) => void,
+): unknown {
+  if (!def.adapters) return config;
+  const out = { ...(config as Record<string, unknown>) };
+  for (const [key, family] of Object.entries(def.adapters)) {
+    if (out[key] === undefined) continue;
+    const resolved = catalog.resolve(family, out[key]);
+    if (resolved.ok) out[key] = resolved.ref;
+    else for (const problem of resolved.problems) report([...prefix, key, ...problem.path], problem.message);
+  }
+  return out;
 }
 
 function reportIssue(issue: z.core.$ZodIssue, prefix: PropertyKey[], report: (path: PropertyKey[], message: string) => void): void {

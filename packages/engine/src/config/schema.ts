@@ -33,6 +33,8 @@ export const moduleEntrySchema = z
 export const engineConfigSchema = z.strictObject({
   bridge: bridgeSchema.default(bridgeSchema.parse({})),
   invocation_timeout_ms: z.number().int().positive().default(30_000),
+  /** Shutdown waits this long in all for modules to drain and stop; a module still busy then is named in the log and left behind. */
+  shutdown_timeout_ms: z.number().int().positive().default(10_000),
   /** Calls one worker may have waiting for results at once; past it calls fail with too_many_invocations. */
   max_invocations_per_worker: z.number().int().positive().default(10_000),
   channels: z

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { ChannelRef } from '@flint/protocol';
 import type { WebSocket } from 'ws';
+import { toBuffer } from '../lib/buffers.js';
+import type { ChannelItem, ChannelService, EngineChannel } from './api/channels.js';
 import { ChannelIds } from './channel-ids.js';
 import type { Logger } from './logger.js';
-import type { ChannelItem, ChannelService, EngineChannel } from './module-api.js';
 
 /** A socket for a channel closed this recently is closed cleanly instead of refused (see ChannelIds). */
 const RECENT_MS = 60_000;
@@ -243,12 +244,6 @@ export class ChannelManager implements ChannelService {
       }
     }
   }
-}
-
-function toBuffer(data: unknown): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data as Buffer[]);
-  return Buffer.from(data as ArrayBuffer);
 }
 
 function sendItem(ws: WebSocket, item: ChannelItem): Promise<void> {

@@ -1,8 +1,10 @@
-import { type ErrorBody, FlintError, type InvocationResultMessage, isErrorBody, toErrorBody } from '@flint/protocol';
-import type { WorkerConnection } from './connection.js';
+import { type ErrorBody, FlintError, type InvocationResultMessage, formatError, isErrorBody, toErrorBody } from '@flint/protocol';
+import { errorMessage } from '../lib/errors.js';
+import { type InvocationContext, type InvokeOptions, PreparedJson } from './api/functions.js';
+import type { WorkerConnection } from './bridge/connection.js';
+import type { FunctionProvider, FunctionRegistry } from './functions.js';
+import type { HookHub } from './hooks.js';
 import type { Logger } from './logger.js';
-import { type InvocationContext, type InvokeOptions, PreparedJson } from './module-api.js';
-import type { FunctionProvider, Registry } from './registry.js';
 import { UuidSequence } from './uuid-sequence.js';
 
 export interface TraceContext {
@@ -13,7 +15,8 @@ export interface TraceContext {
 /** Called exactly once per dispatched invocation. */
 export type Done = (error: ErrorBody | undefined, result: unknown, trace?: TraceContext) => void;
 
-export interface DispatchOptions extends InvokeOptions {
+export interface RouteOptions extends InvokeOptions {
+  /** The worker making the call (its in-flight calls are counted and capped). */
   caller?: WorkerConnection;
 }
 
@@ -37,12 +40,12 @@ export class Invoker {
   private readonly pending = new Map<string, Pending>();
   private readonly ids = new UuidSequence();
   private shuttingDown = false;
-  enqueueHandler: ((queue: string, functionId: string, data: unknown) => Promise<string>) | undefined;
 
   constructor(
-    private readonly registry: Registry,
+    private readonly registry: FunctionRegistry,
     private readonly options: InvokerOptions,
     private readonly logger: Logger,
+    private readonly hooks: HookHub,
   ) {}
 
   /** Invocations waiting for a worker's result. */
@@ -50,18 +53,18 @@ export class Invoker {
     return this.pending.size;
   }
 
-  dispatch(functionId: string, data: unknown, opts: DispatchOptions, done: Done): void {
-    if (this.shuttingDown) return done({ code: 'engine_shutting_down', message: 'The engine is shutting down' }, undefined);
+  /**
+   * Routes one call to a provider; `done` gets exactly one answer. `origin` names a module making the
+   * call (for invocation hooks; a worker caller is named by `opts.caller`).
+   */
+  route(functionId: string, data: unknown, opts: RouteOptions, done: Done, origin?: string): void {
+    if (this.hooks.active) done = this.hooks.wrap(functionId, opts.trigger, opts.caller?.id ?? origin, opts, done);
+    if (this.shuttingDown) return done(SHUTTING_DOWN, undefined);
     const caller = opts.caller;
     if (caller) {
       if (caller.callsInFlight >= this.options.maxCallsInFlightPerWorker) {
-        return done(
-          {
-            code: 'too_many_invocations',
-            message: `Worker has ${caller.callsInFlight} calls in flight (limit ${this.options.maxCallsInFlightPerWorker})`,
-          },
-          undefined,
-        );
+        const params = { in_flight: caller.callsInFlight, limit: this.options.maxCallsInFlightPerWorker };
+        return done({ code: 'too_many_invocations', message: formatError('too_many_invocations', params) }, undefined);
       }
       caller.callsInFlight++;
       const inner = done;
@@ -72,7 +75,7 @@ export class Invoker {
     }
     const entry = this.registry.functions.get(functionId);
     const provider = entry && this.registry.pickProvider(entry);
-    if (!provider) return done({ code: 'function_not_found', message: `Function ${functionId} not found` }, undefined);
+    if (!provider) return done({ code: 'function_not_found', message: formatError('function_not_found', { function_id: functionId }) }, undefined);
     const timeoutMs = opts.timeoutMs ?? this.options.defaultTimeoutMs;
     if (provider.kind === 'internal') {
       return this.runInternal(provider, functionId, data instanceof PreparedJson ? data.value() : data, opts, timeoutMs, done);
@@ -80,14 +83,14 @@ export class Invoker {
 
     const conn = provider.conn;
     if (conn.overloaded) {
-      return done({ code: 'worker_overloaded', message: `Worker ${conn.id} is not reading its frames; retry later` }, undefined);
+      return done({ code: 'worker_overloaded', message: formatError('worker_overloaded', { worker_id: conn.id }) }, undefined);
     }
     const id = this.ids.next();
     let frame: string;
     try {
       frame = invokeFrame(id, functionId, data, opts);
     } catch (err) {
-      return done({ code: 'invalid_payload', message: `payload cannot be serialised: ${err instanceof Error ? err.message : String(err)}` }, undefined);
+      return done({ code: 'invalid_payload', message: `payload cannot be serialised: ${errorMessage(err)}` }, undefined);
     }
     const timer = setTimeout(() => this.expire(id, timeoutMs), timeoutMs);
     this.pending.set(id, { functionId, provider, done, timer });
@@ -97,22 +100,28 @@ export class Invoker {
   }
 
   /** Promise form for the engine and modules; rejects with a FlintError. */
-  call(functionId: string, data: unknown, opts: DispatchOptions = {}): Promise<unknown> {
+  call(functionId: string, data: unknown, opts: RouteOptions = {}, origin?: string): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      this.callWith(functionId, data, opts, (error, result) => (error ? reject(error) : resolve(result)));
+      this.callWith(functionId, data, opts, (error, result) => (error ? reject(error) : resolve(result)), origin);
     });
   }
 
   /** Callback form of `call` (no promise per call): `done` gets a FlintError or the result. */
-  callWith(functionId: string, data: unknown, opts: DispatchOptions, done: (error: FlintError | undefined, result: unknown) => void): void {
-    this.dispatch(functionId, data, opts, (error, result) => done(error && toFlintError(error), result));
+  callWith(functionId: string, data: unknown, opts: RouteOptions, done: (error: FlintError | undefined, result: unknown) => void, origin?: string): void {
+    this.route(functionId, data, opts, (error, result) => done(error && toFlintError(error), result), origin);
   }
 
   /** Fire-and-forget; failures are logged at debug level. */
-  callVoid(functionId: string, data: unknown, opts: DispatchOptions = {}): void {
-    this.dispatch(functionId, data, opts, (error) => {
-      if (error) this.logger.debug({ function_id: functionId, code: error.code }, `void call failed: ${error.message}`);
-    });
+  callVoid(functionId: string, data: unknown, opts: RouteOptions = {}, origin?: string): void {
+    this.route(
+      functionId,
+      data,
+      opts,
+      (error) => {
+        if (error) this.logger.debug({ function_id: functionId, code: error.code }, `void call failed: ${error.message}`);
+      },
+      origin,
+    );
   }
 
   /** Routes an `invocationresult` from the executing worker back to whoever asked. */
@@ -134,7 +143,7 @@ export class Invoker {
     for (const [id, entry] of [...this.pending]) {
       if (entry.provider.conn !== conn) continue;
       this.finish(id, entry);
-      entry.done({ code: 'invocation_stopped', message: 'Invocation stopped: the worker disconnected' }, undefined);
+      entry.done({ code: 'invocation_stopped', message: formatError('invocation_stopped') }, undefined);
     }
   }
 
@@ -143,7 +152,7 @@ export class Invoker {
     this.shuttingDown = true;
     for (const [id, entry] of [...this.pending]) {
       this.finish(id, entry);
-      entry.done({ code: 'engine_shutting_down', message: 'The engine is shutting down' }, undefined);
+      entry.done(SHUTTING_DOWN, undefined);
     }
   }
 
@@ -159,14 +168,14 @@ export class Invoker {
     if (!entry) return;
     this.finish(id, entry);
     this.logger.warn({ function_id: entry.functionId, invocation_id: id, worker_id: entry.provider.conn.id }, `invocation timed out after ${timeoutMs} ms`);
-    entry.done({ code: 'invocation_timeout', message: `Invocation of ${entry.functionId} timed out after ${timeoutMs} ms` }, undefined);
+    entry.done(timedOut(entry.functionId, timeoutMs), undefined);
   }
 
   private runInternal(
     provider: FunctionProvider & { kind: 'internal' },
     functionId: string,
     data: unknown,
-    opts: DispatchOptions,
+    opts: RouteOptions,
     timeoutMs: number,
     done: Done,
   ): void {
@@ -179,10 +188,7 @@ export class Invoker {
       provider.inFlight--;
       done(error, result, { traceparent: opts.traceparent, baggage: opts.baggage });
     };
-    const timer = setTimeout(
-      () => settle({ code: 'invocation_timeout', message: `Invocation of ${functionId} timed out after ${timeoutMs} ms` }, undefined),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => settle(timedOut(functionId, timeoutMs), undefined), timeoutMs);
     const ctx: InvocationContext = { functionId, callerWorkerId: opts.caller?.id, traceparent: opts.traceparent, baggage: opts.baggage };
     try {
       const value = provider.handler(data ?? null, ctx);
@@ -196,6 +202,12 @@ export class Invoker {
       settle(toErrorBody(e), undefined);
     }
   }
+}
+
+const SHUTTING_DOWN: ErrorBody = Object.freeze({ code: 'engine_shutting_down', message: formatError('engine_shutting_down') });
+
+function timedOut(functionId: string, timeoutMs: number): ErrorBody {
+  return { code: 'invocation_timeout', message: formatError('invocation_timeout', { function_id: functionId, timeout_ms: timeoutMs }) };
 }
 
 function toFlintError(error: ErrorBody): FlintError {

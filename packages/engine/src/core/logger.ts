@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { LogTap } from './log-tap.js';
 
 export type { Logger };
 
@@ -10,12 +11,31 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream;
 }
 
+const TAP = Symbol.for('flint.logTap');
+
 /** The engine's logger: readable lines by default, JSON lines with `format: json`. */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? 'info';
   const destination = options.destination ?? process.stdout;
-  if (options.format === 'json') return pino({ level, base: undefined }, destination);
-  return pino({ level, base: undefined }, prettyStream(destination));
+  const tap = new LogTap();
+  const hooks = {
+    logMethod(this: Logger, args: Parameters<pino.LogFn>, method: pino.LogFn, levelValue: number) {
+      if (tap.listening) tap.publish(this, args, levelValue);
+      return method.apply(this, args);
+    },
+  };
+  const logger = pino({ level, base: undefined, hooks }, options.format === 'json' ? destination : prettyStream(destination));
+  // Child loggers are made with Object.create(parent) and so see the root's tap too.
+  Object.defineProperty(logger, TAP, { value: tap });
+  return logger;
+}
+
+/**
+ * The log tap of a logger made by `createLogger` (or a child of one). A logger made elsewhere has
+ * none, and what it logs does not reach the tap.
+ */
+export function logTapOf(logger: Logger): LogTap | undefined {
+  return (logger as unknown as { [TAP]?: LogTap })[TAP];
 }
 
 // One pretty stream per destination: each one adds listeners to its destination, so engines created

@@ -1,154 +1,102 @@
-import type { ChannelRef, FlintError, FunctionInfo } from '@flint/protocol';
-import type { KvAdapterConfig, KvStore } from '../adapters/kv/types.js';
+/**
+ * The module API: everything a module gets from the engine. Modules import from core only this
+ * file (and logger.ts); the types it re-exports live in `core/api/`.
+ */
+import type { FlintError } from '@flint/protocol';
+import type { ZodType } from 'zod';
+import type { AdapterFamilies, AdapterFamily, AdapterInstance, AdapterRef } from './api/adapters.js';
+import type { ChannelService, TelemetrySource } from './api/channels.js';
+import type { FunctionDefinition, InternalHandler, InvokeOptions, RegisterFunctionOptions, TriggerOrigin } from './api/functions.js';
+import type { BoundListener, EngineWebSocketServer, ListenOptions, WebSocketServerOptions } from './api/listen.js';
+import type { InvocationHooks, LogRecord, TriggerFiring } from './api/observe.js';
+import type { RegistryView } from './api/registry.js';
+import type { ModuleTrigger, ModuleTriggerInput, TriggerTypeDefinition, TriggerTypeProvider } from './api/triggers.js';
 import type { Logger } from './logger.js';
 
-/** What a function handler inside the engine (built-in or module) receives besides its input. */
-export interface InvocationContext {
-  functionId: string;
-  /** Worker id of the caller when a worker made the call. */
-  callerWorkerId?: string;
-  traceparent?: string;
-  baggage?: string;
-}
+export type * from './api/adapters.js';
+export type * from './api/channels.js';
+export type * from './api/functions.js';
+export { PreparedJson } from './api/functions.js';
+export type * from './api/listen.js';
+export type * from './api/observe.js';
+export type * from './api/registry.js';
+export type * from './api/triggers.js';
 
-export type InternalHandler = (data: unknown, ctx: InvocationContext) => unknown;
-
-export interface FunctionDefinition {
-  id: string;
-  description?: string;
-  request_format?: unknown;
-  response_format?: unknown;
-  metadata?: Record<string, unknown>;
-}
-
-/** A registered trigger as modules and trigger-type providers see it. */
-export interface TriggerRecord {
-  id: string;
-  type: string;
-  function_id: string;
-  config: unknown;
-  metadata?: Record<string, unknown>;
-  /** Worker id of the registering connection, or `engine` for engine-owned triggers. */
-  owner: string;
-}
+/** Takes `enqueue` calls (workers' `TriggerAction.Enqueue`, modules' `ctx.enqueue`); resolves with a receipt id. */
+export type EnqueueHandler = (queue: string, functionId: string, data: unknown, trace: Pick<InvokeOptions, 'traceparent' | 'baggage'>) => Promise<string>;
 
 /**
- * The owner of a trigger type. `registerTrigger` validates and applies a trigger; throwing (a
- * FlintError with a message naming the problem) rejects the registration.
+ * Everything a module gets from the engine. Modules never reach past this interface. What a module
+ * registers or opens through it (functions, trigger types, triggers, listeners, WebSocket servers,
+ * subscriptions, hooks, adapters) belongs to the module and is released at its stop.
  */
-export interface TriggerTypeProvider {
-  registerTrigger(trigger: TriggerRecord): void | Promise<void>;
-  unregisterTrigger(trigger: TriggerRecord): void | Promise<void>;
-}
-
-export interface TriggerTypeDefinition {
-  id: string;
-  description: string;
-  trigger_request_format?: unknown;
-  call_request_format?: unknown;
-}
-
-export interface InvokeOptions {
-  timeoutMs?: number;
-  traceparent?: string;
-  baggage?: string;
-}
-
-/**
- * A call's input already serialised to JSON, for a module on a hot path that can build the text
- * more cheaply than JSON.stringify of an object (flint-http splices precomputed pieces). The invoker
- * puts the text into the frame as is; an in-process handler gets it parsed.
- */
-export class PreparedJson {
-  constructor(readonly json: string) {}
-
-  value(): unknown {
-    return JSON.parse(this.json);
-  }
-}
-
-/** One end of a channel held inside the engine (e.g. by the HTTP module). */
-export type ChannelItem = { kind: 'text'; text: string } | { kind: 'binary'; data: Buffer };
-
-export interface EngineChannel {
-  readonly id: string;
-  readonly readerRef: ChannelRef;
-  readonly writerRef: ChannelRef;
-  /** `readerRef` or `writerRef` as JSON text, for a PreparedJson (cheaper than JSON.stringify of the ref). */
-  refJson(direction: 'read' | 'write'): string;
-  /** Engine writes an item; false means the buffer is full and the writer should wait for `drained()`. */
-  write(item: ChannelItem): boolean;
-  drained(): Promise<void>;
-  end(): void;
-  /** Engine reads the next item; null at the end of the channel. */
-  read(): Promise<ChannelItem | null>;
-  /**
-   * Callback form of `read()` for hot paths: `callback` gets the next item (null at the end) at once
-   * when one is buffered, else when it arrives. One reader at a time.
-   */
-  next(callback: (item: ChannelItem | null) => void): void;
-  /** True when the channel ended abnormally (its writer dropped, or it was destroyed with an error code). */
-  readonly aborted: boolean;
-  /** Removes the channel and closes any sockets attached to it (close `code`, default 1000). */
-  destroy(reason?: string, code?: number): void;
-}
-
-export interface ChannelService {
-  create(bufferSize?: number): EngineChannel;
-  /** A reader ref that any number of readers may take and that is always already ended (an empty body). */
-  readonly emptyReaderRef: ChannelRef;
-}
-
-export interface TelemetryFrame {
-  kind: 'OTLP' | 'MTRC' | 'LOGS';
-  payload: Buffer;
-  receivedAt: number;
-}
-
-export interface TelemetrySource {
-  /** Frames received so far (bounded buffer, oldest dropped first). */
-  frames(): readonly TelemetryFrame[];
-  /** Called for each new frame; returns an unsubscribe function. */
-  subscribe(listener: (frame: TelemetryFrame) => void): () => void;
-}
-
-/** Everything a module gets from the engine. Modules never reach past this interface. */
 export interface ModuleContext {
+  /** The module's name (`flint-http`). */
+  readonly name: string;
   readonly config: unknown;
   readonly logger: Logger;
   /** Folder of the config file, for resolving relative paths. */
   readonly configDir: string;
-  registerFunction(def: FunctionDefinition, handler: InternalHandler): () => void;
+
+  // ---- functions and triggers ----
+  /** Throws a FlintError when another module already provides `def.id` (unless that one is replaceable). */
+  registerFunction(def: FunctionDefinition, handler: InternalHandler, options?: RegisterFunctionOptions): () => void;
   registerTriggerType(def: TriggerTypeDefinition, provider: TriggerTypeProvider): () => void;
+  /** Registers a trigger for one of the module's functions, as a worker would. */
+  registerTrigger(trigger: ModuleTriggerInput): ModuleTrigger;
+
+  // ---- calls ----
   /** Synchronous call: resolves with the function's result or rejects with a FlintError. */
   invoke(functionId: string, data: unknown, options?: InvokeOptions): Promise<unknown>;
   /**
    * Callback form of `invoke` for hot paths (no promise per call): `done` is called exactly once,
    * with a FlintError or with the result. `data` may be a PreparedJson.
    */
-  dispatch(functionId: string, data: unknown, options: InvokeOptions, done: (error: FlintError | undefined, result: unknown) => void): void;
-  /** Fire-and-forget call. */
+  invokeWith(functionId: string, data: unknown, options: InvokeOptions, done: (error: FlintError | undefined, result: unknown) => void): void;
+  /** Fire-and-forget call (failures are logged at debug level). */
   invokeVoid(functionId: string, data: unknown, options?: InvokeOptions): void;
-  /** Whether a function currently has at least one live provider. */
-  hasFunction(functionId: string): boolean;
-  listFunctions(includeInternal?: boolean): FunctionInfo[];
+  /** Hands a call to the queue module (`enqueue_error` when none is loaded); resolves with its receipt id. */
+  enqueue(queue: string, functionId: string, data: unknown, trace?: Pick<InvokeOptions, 'traceparent' | 'baggage'>): Promise<string>;
+  /** Takes the queue role: every enqueue goes to `handler`. A second module claiming it is a start-up error. */
+  provideEnqueue(handler: EnqueueHandler): void;
+
+  // ---- what is registered ----
+  readonly registry: RegistryView;
   readonly channels: ChannelService;
   readonly telemetry: TelemetrySource;
-  /** Opens the key-value store an adapter config names (relative file paths resolve against configDir). */
-  openKvStore(config: KvAdapterConfig): Promise<KvStore>;
-  /** Lets the queue module take over `enqueue` invocations. */
-  setEnqueueHandler(handler: (queue: string, functionId: string, data: unknown) => Promise<string>): void;
+
+  // ---- listeners ----
+  /** Binds a server and reports it in the banner; the engine closes it at shutdown. */
+  listen(options: ListenOptions): Promise<BoundListener>;
+  /** A WebSocket server with the bridge's ping, payload-cap and close-reason behaviour (closed at stop). */
+  webSocketServer(options: WebSocketServerOptions): EngineWebSocketServer;
+
+  // ---- adapters ----
+  /**
+   * Opens the adapter a config reference names (`config.adapter`, validated at config load against
+   * the family's table); the engine closes it after the module's stop.
+   */
+  adapter<F extends AdapterFamily>(family: F, ref: AdapterRef): Promise<AdapterFamilies[F] & AdapterInstance>;
+
+  // ---- observing ----
+  /** Installs invocation hooks until the returned function is called (or the module stops). */
+  addInvocationHooks(hooks: InvocationHooks): () => void;
+  /** Starts a trigger firing for hooks; a no-op object when no hooks are installed. */
+  beginTrigger(trigger: TriggerOrigin, functionId: string, trace?: Pick<InvokeOptions, 'traceparent' | 'baggage'>): TriggerFiring;
+  /** Receives every log record the engine writes (its own and workers') until the returned function is called. */
+  tapLogs(listener: (record: LogRecord) => void): () => void;
 }
 
 export interface EngineModule {
   readonly name: string;
   start(ctx: ModuleContext): void | Promise<void>;
-  /** Called first on shutdown: stop accepting new work (close listeners). */
+  /**
+   * Called first on shutdown, for every module at once, under `shutdown_timeout_ms`: stop taking new
+   * work and finish what is in hand. (Listeners made with `ctx.listen` stop accepting by themselves.)
+   */
   drain?(): void | Promise<void>;
-  /** Called after workers and triggers are drained; flush and close stores here. */
+  /** Called in reverse start order once workers are drained; flush what the module holds here. */
   stop?(): void | Promise<void>;
-  /** Listeners the module opened, for the start-up banner. */
-  listeners?(): { name: string; url: string }[];
 }
 
 /** A module as the config loader knows it: a name, aliases, a config parser and a factory. */
@@ -156,6 +104,11 @@ export interface ModuleDefinition<C = unknown> {
   name: string;
   aliases?: string[];
   /** Parses the module's `config` (throws a zod error on invalid input). */
-  configSchema: import('zod').ZodType<C>;
+  configSchema: ZodType<C>;
+  /**
+   * Keys of the module's config that name an adapter (`{adapter: 'kv'}`): the loader checks each
+   * reference against that family's adapters and replaces it with the validated one.
+   */
+  adapters?: Record<string, AdapterFamily>;
   create(config: C): EngineModule;
 }

@@ -1,5 +1,5 @@
 import { TELEMETRY_PREFIXES, type TelemetryKind } from '@flint/protocol';
-import type { TelemetryFrame, TelemetrySource } from './module-api.js';
+import type { TelemetryFrame, TelemetrySource } from './api/channels.js';
 
 /** Bounded buffer of OTLP/MTRC/LOGS frames received on `/otel`, kept for the observability module. */
 export class TelemetryBuffer implements TelemetrySource {

@@ -1,7 +1,8 @@
 import { type ErrorBody, type TriggerInfo, type TriggerTypeInfo, toErrorBody } from '@flint/protocol';
-import type { WorkerConnection } from './connection.js';
+import type { TriggerRecord, TriggerTypeDefinition, TriggerTypeProvider } from './api/triggers.js';
+import type { WorkerConnection } from './bridge/connection.js';
+import type { RegistryEvents } from './events.js';
 import type { Logger } from './logger.js';
-import type { TriggerRecord, TriggerTypeDefinition, TriggerTypeProvider } from './module-api.js';
 
 interface TypeEntry {
   def: TriggerTypeDefinition;
@@ -28,7 +29,7 @@ export interface RegistrationOutcome {
  * trigger whose type has no provider yet is parked and applied as soon as one appears (and parked
  * again if that provider leaves).
  */
-export class TriggerManager {
+export class TriggerRegistry {
   private readonly triggers = new Map<string, TriggerState>();
   private readonly types = new Map<string, TypeEntry>();
 
@@ -38,6 +39,7 @@ export class TriggerManager {
    */
   constructor(
     private readonly logger: Logger,
+    private readonly events: RegistryEvents,
     private readonly onLateOutcome: (trigger: TriggerRecord, ownerConn: WorkerConnection | undefined, outcome: RegistrationOutcome) => void = () => {},
   ) {}
 
@@ -51,6 +53,7 @@ export class TriggerManager {
     const entry: TypeEntry = { def, provider, ownerConn };
     this.types.set(def.id, entry);
     ownerConn?.triggerTypes.add(def.id);
+    this.events.emit(() => ({ type: 'trigger_type_added', trigger_type: def.id }));
     for (const state of this.triggers.values()) {
       if (state.record.type === def.id && state.status === 'parked') {
         void this.apply(state).then((outcome) => this.onLateOutcome(state.record, state.ownerConn, outcome));
@@ -65,6 +68,7 @@ export class TriggerManager {
     ownerConn?.triggerTypes.delete(id);
     this.types.delete(id);
     this.detachType(entry);
+    this.events.emit(() => ({ type: 'trigger_type_removed', trigger_type: id }));
   }
 
   /** Stores (or replaces) a trigger and applies it; resolves with what to tell the registering worker. */
@@ -74,6 +78,7 @@ export class TriggerManager {
     this.triggers.set(record.id, state);
     if (existing && existing.ownerConn !== ownerConn) existing.ownerConn?.triggers.delete(record.id);
     ownerConn?.triggers.add(record.id);
+    if (!existing) this.emitTrigger('trigger_added', record);
     if (existing) await this.release(existing);
     if (this.triggers.get(record.id) !== state) return {};
     return this.apply(state);
@@ -180,8 +185,15 @@ export class TriggerManager {
   }
 
   private forget(state: TriggerState): void {
-    if (this.triggers.get(state.record.id) === state) this.triggers.delete(state.record.id);
+    if (this.triggers.get(state.record.id) === state) {
+      this.triggers.delete(state.record.id);
+      this.emitTrigger('trigger_removed', state.record);
+    }
     if (state.ownerConn && !this.ownsAnother(state)) state.ownerConn.triggers.delete(state.record.id);
+  }
+
+  private emitTrigger(type: 'trigger_added' | 'trigger_removed', record: TriggerRecord): void {
+    this.events.emit(() => ({ type, trigger_id: record.id, trigger_type: record.type, function_id: record.function_id }));
   }
 
   private ownsAnother(state: TriggerState): boolean {

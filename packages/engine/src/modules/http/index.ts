@@ -1,4 +1,4 @@
-import { type Server, createServer } from 'node:http';
+import { createServer } from 'node:http';
 import type { EngineModule, ModuleContext, ModuleDefinition } from '../../core/module-api.js';
 import { type HttpConfig, httpConfigSchema } from './config.js';
 import { HttpPipeline } from './pipeline.js';
@@ -7,8 +7,6 @@ import { RouteTable } from './routes.js';
 /** `flint-http`: HTTP routes from `http` triggers, with middleware, conditions and streamed responses. */
 class HttpModule implements EngineModule {
   readonly name = 'flint-http';
-  private server: Server | undefined;
-  private url = '';
   readonly routes = new RouteTable();
 
   constructor(private readonly config: HttpConfig) {}
@@ -39,30 +37,7 @@ class HttpModule implements EngineModule {
       },
     );
     const server = createServer({ noDelay: true, keepAliveTimeout: 65_000 }, (req, res) => pipeline.handle(req, res));
-    this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.config.port, this.config.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : this.config.port;
-    this.url = `http://${this.config.host.includes(':') ? `[${this.config.host}]` : this.config.host}:${port}`;
-  }
-
-  drain(): void {
-    this.server?.close();
-    this.server?.closeIdleConnections();
-  }
-
-  stop(): void {
-    this.server?.closeAllConnections();
-  }
-
-  listeners(): { name: string; url: string }[] {
-    return this.url ? [{ name: 'http', url: this.url }] : [];
+    await ctx.listen({ name: 'http', host: this.config.host, port: this.config.port, server });
   }
 }
 

@@ -1,40 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { type ErrorCode, errorStatus } from '@flint/protocol';
 import type { Logger } from '../../core/logger.js';
 
 export type Headers = Record<string, string>;
-
-/** Stable codes of the HTTP module's own error answers. */
-export type HttpErrorCode =
-  | 'invalid_json'
-  | 'route_not_found'
-  | 'method_not_allowed'
-  | 'payload_too_large'
-  | 'condition_failed'
-  | 'condition_error'
-  | 'condition_timeout'
-  | 'middleware_error'
-  | 'middleware_timeout'
-  | 'handler_error'
-  | 'handler_timeout'
-  | 'function_unavailable';
 
 export function newErrorId(): string {
   return randomBytes(6).toString('hex');
 }
 
-/** Sends `{error, code, ...extra}` with the given status unless a response was already started. */
-export function sendError(
-  res: ServerResponse,
-  status: number,
-  code: HttpErrorCode,
-  message: string,
-  extra: Record<string, unknown> = {},
-  headers: Headers = {},
-): void {
+/** Sends `{error, code, ...extra}` with the code's status (from the error catalogue) unless a response was already started. */
+export function sendError(res: ServerResponse, code: ErrorCode, message: string, extra: Record<string, unknown> = {}, headers: Headers = {}): void {
   if (res.headersSent || res.destroyed) return;
   const body = JSON.stringify({ error: message, code, ...extra });
-  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.writeHead(errorStatus(code), { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 
@@ -42,14 +21,14 @@ export function sendError(
 export function sendInternalError(
   res: ServerResponse,
   logger: Logger,
-  code: HttpErrorCode,
+  code: ErrorCode,
   message: string,
   context: Record<string, unknown>,
   headers: Headers = {},
 ): void {
   const errorId = newErrorId();
   logger.error({ ...context, error_id: errorId, code }, message);
-  sendError(res, 500, code, message, { error_id: errorId }, headers);
+  sendError(res, code, message, { error_id: errorId }, headers);
 }
 
 /** Normalises ApiResponse headers: an object of strings, or an array of "Name: value" lines. */

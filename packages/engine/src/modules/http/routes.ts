@@ -17,6 +17,8 @@ export interface Route {
   /** JSON of `pattern` and of `trigger`, spliced into every ApiRequest. */
   patternJson: string;
   triggerJson: string;
+  /** The trigger as invocation hooks see it (frozen: shared by every request). */
+  origin: Readonly<{ id: string; type: string }>;
 }
 
 const PARAM = /^:[A-Za-z_][A-Za-z0-9_]*$/;
@@ -82,6 +84,7 @@ export function compileRoute(trigger: TriggerRecord): { route: Route; path: stri
       trigger: requestTrigger,
       patternJson: JSON.stringify(config.api_path),
       triggerJson: JSON.stringify(requestTrigger),
+      origin: Object.freeze({ id: trigger.id, type: 'http' }),
     },
   };
 }

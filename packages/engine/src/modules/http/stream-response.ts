@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { ChannelItem, EngineChannel } from '../../core/module-api.js';
+import { toErrorBody } from '@flint/protocol';
+import type { ChannelItem, EngineChannel, TriggerFiring } from '../../core/module-api.js';
 import type { Headers } from './respond.js';
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -11,6 +12,8 @@ export interface StreamResponseOptions {
   /** When the first body byte must have arrived if the handler returned no value (epoch ms). */
   headDeadline: number;
   baseHeaders: Headers;
+  /** Ended with the handler's outcome (for invocation hooks). */
+  firing: TriggerFiring;
   onResult(value: unknown): void;
   onError(error: unknown): void;
   onTimeout(): void;
@@ -111,6 +114,7 @@ export function streamResponse(o: StreamResponseOptions): (error: unknown, value
   o.channel.next(onItem);
 
   return (error, value) => {
+    o.firing.end(error === undefined ? undefined : { error: toErrorBody(error) });
     try {
       onOutcome(error === undefined ? { ok: true, value } : { ok: false, error });
     } catch (err) {

@@ -1,11 +1,9 @@
 import { z } from 'zod';
-import { kvAdapterSchema } from '../../adapters/kv/types.js';
+import { adapterRef } from '../../lib/adapter-ref.js';
 
 export const stateConfigSchema = z.strictObject({
-  adapter: kvAdapterSchema.default({
-    name: 'kv',
-    config: { store_method: 'in_memory', file_path: './data/state', compact_after_bytes: 64 * 1024 * 1024 },
-  }),
+  /** A `kv` adapter: `{name: kv, config: {store_method: in_memory | file_based, …}}` or `{name: redis, config: {…}}`. */
+  adapter: adapterRef({ name: 'kv', config: { store_method: 'in_memory' } }),
   /** Largest value (as JSON) that set/update accept. */
   max_value_bytes: z
     .number()

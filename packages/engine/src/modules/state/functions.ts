@@ -1,17 +1,11 @@
 import { FlintError } from '@flint/protocol';
 import type { KvStore } from '../../adapters/kv/types.js';
 import type { ModuleContext } from '../../core/module-api.js';
+import { type PayloadObject, payloadObject as input } from '../../lib/payload.js';
+import { applyOps, parseOps } from '../../lib/update-ops.js';
 import type { StateTriggers } from './triggers.js';
-import { applyOps, parseOps } from './update-ops.js';
 
-type Input = Record<string, unknown>;
-
-function input(data: unknown): Input {
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new FlintError('invalid_payload', 'payload must be an object');
-  return data as Input;
-}
-
-function text(data: Input, field: 'scope' | 'key'): string {
+function text(data: PayloadObject, field: 'scope' | 'key'): string {
   const value = data[field];
   if (value === undefined || value === null) throw new FlintError('invalid_payload', `${field} is required`);
   if (typeof value !== 'string') throw new FlintError('invalid_payload', `${field} must be a string (got ${Array.isArray(value) ? 'array' : typeof value})`);

@@ -1,4 +1,3 @@
-import type { KvStore } from '../../adapters/kv/types.js';
 import type { EngineModule, ModuleContext, ModuleDefinition } from '../../core/module-api.js';
 import { type StateConfig, stateConfigSchema } from './config.js';
 import { registerStateFunctions } from './functions.js';
@@ -7,15 +6,14 @@ import { StateTriggers } from './triggers.js';
 /** `flint-state`: scope → key → JSON value, with change triggers, on the memory, file or Redis adapter. */
 class StateModule implements EngineModule {
   readonly name = 'flint-state';
-  private store: KvStore | undefined;
 
   constructor(private readonly config: StateConfig) {}
 
   async start(ctx: ModuleContext): Promise<void> {
-    // A store that cannot be opened stops start-up (never a silent fall-back to memory).
-    const store = await ctx.openKvStore(this.config.adapter);
-    this.store = store;
-    const triggers = new StateTriggers(ctx, ctx.logger);
+    // A store that cannot be opened stops start-up (never a silent fall-back to memory). The engine
+    // closes it (flushing a file store) after the module has stopped.
+    const store = await ctx.adapter('kv', this.config.adapter);
+    const triggers = new StateTriggers(ctx);
     ctx.registerTriggerType(
       {
         id: 'state',
@@ -39,12 +37,7 @@ class StateModule implements EngineModule {
       triggers,
     );
     registerStateFunctions(ctx, store, triggers, this.config.max_value_bytes);
-    const where = this.config.adapter.name === 'redis' ? 'redis' : this.config.adapter.config.store_method;
-    ctx.logger.info(`state store: ${where}${store.kind === 'in_memory' ? ' (lost on restart)' : ''}`);
-  }
-
-  async stop(): Promise<void> {
-    await this.store?.close();
+    ctx.logger.info(`state store: ${store.kind}${store.kind === 'in_memory' ? ' (lost on restart)' : ''}`);
   }
 }
 
@@ -52,5 +45,6 @@ export const stateModule: ModuleDefinition<StateConfig> = {
   name: 'flint-state',
   aliases: ['modules::state::StateModule'],
   configSchema: stateConfigSchema,
+  adapters: { adapter: 'kv' },
   create: (config) => new StateModule(config),
 };

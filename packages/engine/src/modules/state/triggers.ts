@@ -1,6 +1,6 @@
 import { FlintError } from '@flint/protocol';
-import type { Logger } from '../../core/logger.js';
 import type { ModuleContext, TriggerRecord, TriggerTypeProvider } from '../../core/module-api.js';
+import { type FiringTrigger, fireTrigger } from '../../lib/triggers.js';
 
 export type StateEventType = 'state:created' | 'state:updated' | 'state:deleted';
 
@@ -13,21 +13,16 @@ export interface StateEvent {
   new_value: unknown;
 }
 
-interface StateTrigger {
-  functionId: string;
+interface StateTrigger extends FiringTrigger {
   scope: string | undefined;
   key: string | undefined;
-  conditionFunctionId: string | undefined;
 }
 
 /** `state` triggers: run after a change is stored; failures are logged, never fail the write. */
 export class StateTriggers implements TriggerTypeProvider {
   private readonly triggers = new Map<string, StateTrigger>();
 
-  constructor(
-    private readonly ctx: ModuleContext,
-    private readonly logger: Logger,
-  ) {}
+  constructor(private readonly ctx: ModuleContext) {}
 
   registerTrigger(t: TriggerRecord): void {
     const config = (t.config ?? {}) as Record<string, unknown>;
@@ -36,10 +31,12 @@ export class StateTriggers implements TriggerTypeProvider {
       if (config[field] !== undefined && typeof config[field] !== 'string') throw new FlintError('trigger_registration_failed', `${field} must be a string`);
     }
     this.triggers.set(t.id, {
-      functionId: t.function_id,
+      id: t.id,
+      type: 'state',
+      function_id: t.function_id,
+      condition_function_id: config.condition_function_id as string | undefined,
       scope: config.scope as string | undefined,
       key: config.key as string | undefined,
-      conditionFunctionId: config.condition_function_id as string | undefined,
     });
   }
 
@@ -52,19 +49,7 @@ export class StateTriggers implements TriggerTypeProvider {
     for (const trigger of this.triggers.values()) {
       if (trigger.scope !== undefined && trigger.scope !== event.scope) continue;
       if (trigger.key !== undefined && trigger.key !== event.key) continue;
-      void this.run(trigger, event);
-    }
-  }
-
-  private async run(trigger: StateTrigger, event: StateEvent): Promise<void> {
-    try {
-      if (trigger.conditionFunctionId && (await this.ctx.invoke(trigger.conditionFunctionId, event)) === false) return;
-      await this.ctx.invoke(trigger.functionId, event);
-    } catch (err) {
-      this.logger.warn(
-        { function_id: trigger.functionId, scope: event.scope, key: event.key, event_type: event.event_type },
-        `state trigger failed: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      void fireTrigger(this.ctx, trigger, event, { logger: this.ctx.logger, logFields: { scope: event.scope, key: event.key, event_type: event.event_type } });
     }
   }
 }

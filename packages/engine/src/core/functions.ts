@@ -1,11 +1,11 @@
-import { EventEmitter } from 'node:events';
-import { type FunctionInfo, INTERNAL_PREFIX } from '@flint/protocol';
-import type { WorkerConnection } from './connection.js';
-import type { FunctionDefinition, InternalHandler } from './module-api.js';
+import { FlintError, type FunctionInfo, INTERNAL_PREFIX } from '@flint/protocol';
+import type { FunctionDefinition, InternalHandler } from './api/functions.js';
+import type { WorkerConnection } from './bridge/connection.js';
+import type { RegistryEvents } from './events.js';
 
 export type FunctionProvider =
   | { kind: 'worker'; conn: WorkerConnection; inFlight: number }
-  | { kind: 'internal'; owner: string; handler: InternalHandler; inFlight: number };
+  | { kind: 'internal'; owner: string; handler: InternalHandler; inFlight: number; replaceable: boolean };
 
 export interface FunctionEntry extends FunctionDefinition {
   providers: FunctionProvider[];
@@ -14,22 +14,21 @@ export interface FunctionEntry extends FunctionDefinition {
 }
 
 /**
- * Functions and their providers, and the connected workers. A function stays listed while at least
- * one provider is live; ownership is per connection, so an old connection's cleanup never removes
- * what a newer connection registered.
+ * Functions and their providers. A function stays listed while at least one provider is live;
+ * ownership is per connection, so an old connection's cleanup never removes what a newer connection
+ * registered. Several providers of one id are balanced (least in flight first).
  */
-export class Registry extends EventEmitter<{ functionsChanged: []; workerEvent: [event: string, workerId: string] }> {
+export class FunctionRegistry {
   readonly functions = new Map<string, FunctionEntry>();
-  readonly workers = new Map<string, WorkerConnection>();
 
-  addWorker(conn: WorkerConnection): void {
-    this.workers.set(conn.id, conn);
-    this.emit('workerEvent', 'worker_connected', conn.id);
+  constructor(private readonly events: RegistryEvents) {}
+
+  get size(): number {
+    return this.functions.size;
   }
 
-  removeWorker(conn: WorkerConnection): void {
-    if (this.workers.get(conn.id) === conn) this.workers.delete(conn.id);
-    this.emit('workerEvent', 'worker_disconnected', conn.id);
+  has(id: string): boolean {
+    return this.functions.has(id);
   }
 
   registerWorkerFunction(conn: WorkerConnection, def: FunctionDefinition): void {
@@ -40,16 +39,27 @@ export class Registry extends EventEmitter<{ functionsChanged: []; workerEvent: 
     conn.functions.add(def.id);
   }
 
-  registerInternalFunction(owner: string, def: FunctionDefinition, handler: InternalHandler): () => void {
-    const entry = this.upsert(def);
-    const provider: FunctionProvider = { kind: 'internal', owner, handler, inFlight: 0 };
-    entry.providers.push(provider);
-    return () => this.removeProvider(def.id, (p) => p === provider);
-  }
-
   unregisterWorkerFunction(conn: WorkerConnection, id: string): void {
     conn.functions.delete(id);
     this.removeProvider(id, (p) => p.kind === 'worker' && p.conn === conn);
+  }
+
+  /**
+   * Registers a module's (or the engine's) handler. A function is provided by one module: a second
+   * module registering the same id fails, unless the first registration was `replaceable`, in which
+   * case it is withdrawn.
+   */
+  registerInternalFunction(owner: string, def: FunctionDefinition, handler: InternalHandler, replaceable = false): () => void {
+    const taken = this.functions.get(def.id)?.providers.find((p) => p.kind === 'internal' && p.owner !== owner);
+    if (taken?.kind === 'internal') {
+      if (!taken.replaceable)
+        throw new FlintError('internal_error', `function ${def.id} is already provided by module ${taken.owner} (registered by ${owner})`);
+      this.removeProvider(def.id, (p) => p === taken);
+    }
+    const entry = this.upsert(def);
+    const provider: FunctionProvider = { kind: 'internal', owner, handler, inFlight: 0, replaceable };
+    entry.providers.push(provider);
+    return () => this.removeProvider(def.id, (p) => p === provider);
   }
 
   /** Picks the provider with the fewest calls in flight (rotating among ties). */
@@ -67,7 +77,7 @@ export class Registry extends EventEmitter<{ functionsChanged: []; workerEvent: 
     return best;
   }
 
-  listFunctions(includeInternal = false): FunctionInfo[] {
+  list(includeInternal = false): FunctionInfo[] {
     const out: FunctionInfo[] = [];
     for (const entry of this.functions.values()) {
       if (!includeInternal && entry.id.startsWith(INTERNAL_PREFIX)) continue;
@@ -102,7 +112,7 @@ export class Registry extends EventEmitter<{ functionsChanged: []; workerEvent: 
       next: 0,
     };
     this.functions.set(def.id, entry);
-    this.emit('functionsChanged');
+    this.events.emit(() => ({ type: 'function_added', function_id: def.id }));
     return entry;
   }
 
@@ -114,7 +124,7 @@ export class Registry extends EventEmitter<{ functionsChanged: []; workerEvent: 
     entry.providers.splice(index, 1);
     if (entry.providers.length === 0) {
       this.functions.delete(id);
-      this.emit('functionsChanged');
+      this.events.emit(() => ({ type: 'function_removed', function_id: id }));
     }
   }
 }

@@ -1,16 +1,8 @@
 import type { Socket } from 'node:net';
 import type { EngineToWorker } from '@flint/protocol';
 import type { WebSocket } from 'ws';
-
-export interface WorkerMetadata {
-  name?: string;
-  runtime?: string;
-  version?: string;
-  os?: string;
-  pid?: number;
-  isolation?: string | null;
-  telemetry?: Record<string, unknown>;
-}
+import type { Heartbeat } from '../api/listen.js';
+import type { WorkerMetadata } from '../api/registry.js';
 
 /** Frames written in one go at most, even within one turn of the event loop. */
 const FLUSH_EVERY = 16;
@@ -39,7 +31,8 @@ export class WorkerConnection {
   /** Sync calls this worker made that still wait for a result. */
   callsInFlight = 0;
   metadata: WorkerMetadata | undefined;
-  alive = true;
+  /** Set by the bridge's keep-alive; any frame from the worker also counts as a sign of life. */
+  heartbeat: Heartbeat = { alive: true };
   closed = false;
   private paused = false;
   private corked = false;
@@ -112,9 +105,5 @@ export class WorkerConnection {
 
   terminate(): void {
     this.ws.terminate();
-  }
-
-  ping(): void {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.ping();
   }
 }

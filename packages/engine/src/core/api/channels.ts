@@ -1,0 +1,48 @@
+import type { ChannelRef } from '@flint/protocol';
+
+/** One item of a channel: a text frame or a binary frame. */
+export type ChannelItem = { kind: 'text'; text: string } | { kind: 'binary'; data: Buffer };
+
+/** One end of a channel held inside the engine (e.g. by the HTTP module). */
+export interface EngineChannel {
+  readonly id: string;
+  readonly readerRef: ChannelRef;
+  readonly writerRef: ChannelRef;
+  /** `readerRef` or `writerRef` as JSON text, for a PreparedJson (cheaper than JSON.stringify of the ref). */
+  refJson(direction: 'read' | 'write'): string;
+  /** Engine writes an item; false means the buffer is full and the writer should wait for `drained()`. */
+  write(item: ChannelItem): boolean;
+  drained(): Promise<void>;
+  end(): void;
+  /** Engine reads the next item; null at the end of the channel. */
+  read(): Promise<ChannelItem | null>;
+  /**
+   * Callback form of `read()` for hot paths: `callback` gets the next item (null at the end) at once
+   * when one is buffered, else when it arrives. One reader at a time.
+   */
+  next(callback: (item: ChannelItem | null) => void): void;
+  /** True when the channel ended abnormally (its writer dropped, or it was destroyed with an error code). */
+  readonly aborted: boolean;
+  /** Removes the channel and closes any sockets attached to it (close `code`, default 1000). */
+  destroy(reason?: string, code?: number): void;
+}
+
+export interface ChannelService {
+  create(bufferSize?: number): EngineChannel;
+  /** A reader ref that any number of readers may take and that is always already ended (an empty body). */
+  readonly emptyReaderRef: ChannelRef;
+}
+
+export interface TelemetryFrame {
+  kind: 'OTLP' | 'MTRC' | 'LOGS';
+  payload: Buffer;
+  receivedAt: number;
+}
+
+/** OTLP/MTRC/LOGS frames workers send on the bridge's `/otel` endpoint (or in-band). */
+export interface TelemetrySource {
+  /** Frames received so far (bounded buffer, oldest dropped first). */
+  frames(): readonly TelemetryFrame[];
+  /** Called for each new frame; returns an unsubscribe function. */
+  subscribe(listener: (frame: TelemetryFrame) => void): () => void;
+}

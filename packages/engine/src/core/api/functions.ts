@@ -1,0 +1,54 @@
+/** What a function handler inside the engine (a module's or the engine's) receives besides its input. */
+export interface InvocationContext {
+  functionId: string;
+  /** Worker id of the caller when a worker made the call. */
+  callerWorkerId?: string;
+  traceparent?: string;
+  baggage?: string;
+}
+
+export type InternalHandler = (data: unknown, ctx: InvocationContext) => unknown;
+
+export interface FunctionDefinition {
+  id: string;
+  description?: string;
+  request_format?: unknown;
+  response_format?: unknown;
+  metadata?: Record<string, unknown>;
+}
+
+export interface RegisterFunctionOptions {
+  /**
+   * A default that another module may take over: when a later module registers the same id, this
+   * registration is withdrawn instead of the start-up failing (the engine's `engine::log::*` are
+   * such defaults, so that an observability module can own them).
+   */
+  replaceable?: boolean;
+}
+
+/** The trigger a call is made for (carried to invocation hooks). */
+export interface TriggerOrigin {
+  id: string;
+  type: string;
+}
+
+export interface InvokeOptions {
+  timeoutMs?: number;
+  traceparent?: string;
+  baggage?: string;
+  /** Set when the call fires a trigger (or runs its condition), for invocation hooks. */
+  trigger?: TriggerOrigin;
+}
+
+/**
+ * A call's input already serialised to JSON, for a module on a hot path that can build the text
+ * more cheaply than JSON.stringify of an object (flint-http splices precomputed pieces). The invoker
+ * puts the text into the frame as is; an in-process handler gets it parsed.
+ */
+export class PreparedJson {
+  constructor(readonly json: string) {}
+
+  value(): unknown {
+    return JSON.parse(this.json);
+  }
+}

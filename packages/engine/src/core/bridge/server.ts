@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { type IncomingMessage, type Server, createServer } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { type ErrorCode, closeReason, errorStatus, formatError } from '@flint/protocol';
+import type { WebSocket } from 'ws';
+import { toBuffer } from '../../lib/buffers.js';
+import { listen } from '../listen.js';
+import type { Logger } from '../logger.js';
+import { WebSocketServerWithKeepAlive } from '../ws-server.js';
+import { WorkerConnection } from './connection.js';
+import { type BridgeDeps, WorkerSession } from './worker-session.js';
+
+export type { BridgeDeps };
+
+export interface BridgeOptions {
+  host: string;
+  port: number;
+  maxFrameBytes: number;
+  pingIntervalMs: number;
+  maxOutboundBytes: number;
+  /** How long a worker providing a trigger type has to answer a forwarded registration. */
+  triggerAckTimeoutMs: number;
+}
+
+/** The worker bridge: routes upgrades to `/` (workers), `/otel` (telemetry) and `/ws/channels/<id>` on one port. */
+export class BridgeServer {
+  private readonly server: Server;
+  private readonly sockets: WebSocketServerWithKeepAlive;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly deps: BridgeDeps,
+    private readonly options: BridgeOptions,
+  ) {
+    this.log = deps.logger;
+    this.sockets = new WebSocketServerWithKeepAlive({
+      maxPayloadBytes: options.maxFrameBytes,
+      limitSetting: 'bridge.max_frame_bytes',
+      pingIntervalMs: options.pingIntervalMs,
+    });
+    this.server = createServer((_req, res) => {
+      const body = JSON.stringify({ error: formatError('upgrade_required'), code: 'upgrade_required' });
+      res.writeHead(errorStatus('upgrade_required'), { 'content-type': 'application/json', upgrade: 'websocket' });
+      res.end(body);
+    });
+    this.server.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket, head));
+  }
+
+  listen(): Promise<{ host: string; port: number }> {
+    return listen(this.server, this.options.host, this.options.port);
+  }
+
+  /** Stops accepting connections (existing ones stay open until `closeConnections`). */
+  stopAccepting(): void {
+    this.server.close();
+  }
+
+  async closeConnections(): Promise<void> {
+    await this.sockets.closeAll(1001, closeReason(1001));
+    this.server.closeAllConnections();
+  }
+
+  private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', 'http://bridge');
+    (socket as Socket).setNoDelay?.(true);
+    if (url.pathname === '/' || url.pathname === '') {
+      this.sockets.handleUpgrade(req, socket, head, (ws) => this.onWorker(ws, req, socket as Socket));
+    } else if (url.pathname === '/otel' || url.pathname === '/otel/') {
+      this.sockets.handleUpgrade(req, socket, head, (ws) => this.onOtel(ws));
+    } else if (url.pathname.startsWith('/ws/channels/')) {
+      this.onChannelUpgrade(url, req, socket, head);
+    } else {
+      rejectUpgrade(socket, 'not_found', formatError('not_found', { path: url.pathname }));
+    }
+  }
+
+  private onChannelUpgrade(url: URL, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const dir = url.searchParams.get('dir');
+    if (dir !== 'read' && dir !== 'write') return rejectUpgrade(socket, 'invalid_frame', 'Query parameter dir must be "read" or "write"');
+    const id = decodeURIComponent(url.pathname.slice('/ws/channels/'.length));
+    const key = url.searchParams.get('key');
+    const { channels } = this.deps;
+    const channel = channels.lookup(id, key);
+    if (!channel) {
+      // A worker arriving just after the engine finished with a channel (e.g. the HTTP client left)
+      // gets a clean close instead of an error its stream may not handle.
+      if (channels.wasClosed(id, key)) return this.sockets.handleUpgrade(req, socket, head, (ws) => ws.close(1000, 'channel closed'));
+      return rejectUpgrade(socket, 'channel_not_found', formatError('channel_not_found'));
+    }
+    this.sockets.handleUpgrade(req, socket, head, (ws) => {
+      if (dir === 'read' ? channel.readerTaken : channel.writerTaken) return ws.close(1008, closeReason(1008, { direction: dir }));
+      if (dir === 'read') channels.serveReader(channel, ws);
+      else channels.serveWriter(channel, ws);
+    });
+  }
+
+  private onOtel(ws: WebSocket): void {
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) this.deps.telemetry.accept(toBuffer(data));
+    });
+    ws.on('error', (err) => this.log.debug(`telemetry socket error: ${err.message}`));
+  }
+
+  private onWorker(ws: WebSocket, req: IncomingMessage, socket: Socket): void {
+    const conn = new WorkerConnection(randomUUID(), ws, socket, req.socket.remoteAddress ?? null, Date.now(), {
+      maxOutboundBytes: this.options.maxOutboundBytes,
+    });
+    conn.heartbeat = this.sockets.keepAlive(ws, () => {
+      this.log.warn({ worker_id: conn.id }, 'worker did not answer a ping: dropping the connection');
+      conn.terminate();
+    });
+    new WorkerSession(conn, ws, this.deps, this.options.triggerAckTimeoutMs).open();
+  }
+}
+
+function rejectUpgrade(socket: Duplex, code: ErrorCode, message: string): void {
+  const text = JSON.stringify({ error: message, code });
+  const status = errorStatus(code);
+  const reason = status === 404 ? 'Not Found' : 'Bad Request';
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+  );
+}

@@ -1,0 +1,204 @@
+import { FlintError, type InvokeFunctionMessage, type WorkerToEngine, decodeWorkerFrame, formatError } from '@flint/protocol';
+import type { RawData, WebSocket } from 'ws';
+import { toBuffer } from '../../lib/buffers.js';
+import { errorMessage } from '../../lib/errors.js';
+import type { ChannelManager } from '../channels.js';
+import type { EnqueueRouter } from '../enqueue.js';
+import type { FunctionRegistry } from '../functions.js';
+import type { Invoker } from '../invoker.js';
+import type { Logger } from '../logger.js';
+import type { TelemetryBuffer } from '../telemetry-buffer.js';
+import type { TriggerRegistry } from '../triggers.js';
+import type { WorkerRegistry } from '../workers.js';
+import type { WorkerConnection } from './connection.js';
+import { answerForwardedTrigger, failForwardedTriggers, workerTypeProvider } from './worker-trigger-types.js';
+
+/** The engine parts the bridge and its worker sessions act on. */
+export interface BridgeDeps {
+  functions: FunctionRegistry;
+  workers: WorkerRegistry;
+  invoker: Invoker;
+  triggers: TriggerRegistry;
+  channels: ChannelManager;
+  telemetry: TelemetryBuffer;
+  enqueue: EnqueueRouter;
+  logger: Logger;
+}
+
+/** One worker's connection from `workerregistered` to its cleanup: decodes its frames and acts on them. */
+export class WorkerSession {
+  private readonly log: Logger;
+
+  constructor(
+    private readonly conn: WorkerConnection,
+    private readonly ws: WebSocket,
+    private readonly deps: BridgeDeps,
+    private readonly triggerAckTimeoutMs: number,
+  ) {
+    this.log = deps.logger;
+  }
+
+  open(): void {
+    const { conn, ws } = this;
+    conn.send({ type: 'workerregistered', worker_id: conn.id });
+    this.deps.workers.add(conn);
+    this.log.debug({ worker_id: conn.id, ip: conn.ipAddress }, 'worker connected');
+    ws.on('message', (data, isBinary) => this.onFrame(data, isBinary));
+    ws.on('error', (err) => this.log.warn({ worker_id: conn.id }, `worker connection error: ${err.message}`));
+    ws.once('close', (code, reason) => {
+      this.onClose(code, reason.toString()).catch((err: unknown) =>
+        this.log.error({ worker_id: conn.id }, `cleanup after disconnect failed: ${errorMessage(err)}`),
+      );
+    });
+  }
+
+  private onFrame(data: RawData, isBinary: boolean): void {
+    const conn = this.conn;
+    conn.heartbeat.alive = true;
+    let text: string;
+    if (isBinary) {
+      const buf = toBuffer(data);
+      if (this.deps.telemetry.accept(buf)) return;
+      text = buf.toString('utf8');
+    } else {
+      text = typeof data === 'string' ? data : toBuffer(data).toString('utf8');
+    }
+    const decoded = decodeWorkerFrame(text);
+    if (!decoded.ok) {
+      this.log.warn({ worker_id: conn.id }, `bad frame: ${decoded.reason}`);
+      const error = { code: 'invalid_frame', message: decoded.reason };
+      if (decoded.invocationId !== undefined) {
+        conn.send({ type: 'invocationresult', invocation_id: decoded.invocationId, function_id: decoded.functionId ?? '', error });
+      } else {
+        conn.send({ type: 'error', error });
+      }
+      return;
+    }
+    try {
+      this.handle(decoded.message);
+    } catch (err) {
+      // A frame must never take the engine down; answer what can be answered.
+      const message = errorMessage(err);
+      this.log.error({ worker_id: conn.id, type: decoded.message.type }, `failed to handle a frame: ${message}`);
+      const m = decoded.message;
+      if (m.type === 'invokefunction' && m.invocation_id) {
+        conn.send({ type: 'invocationresult', invocation_id: m.invocation_id, function_id: m.function_id, error: { code: 'internal_error', message } });
+      }
+    }
+  }
+
+  private handle(msg: WorkerToEngine): void {
+    const { conn } = this;
+    const { functions, invoker, triggers } = this.deps;
+    switch (msg.type) {
+      case 'invokefunction':
+        return this.onInvoke(msg);
+      case 'invocationresult':
+        return invoker.handleResult(conn, msg);
+      case 'registerfunction':
+        if (msg.invocation !== undefined) {
+          conn.send({ type: 'error', error: { code: 'function_not_invokable', message: formatError('function_not_invokable', { function_id: msg.id }) } });
+          return;
+        }
+        functions.registerWorkerFunction(conn, {
+          id: msg.id,
+          description: msg.description,
+          request_format: msg.request_format,
+          response_format: msg.response_format,
+          metadata: msg.metadata,
+        });
+        return;
+      case 'unregisterfunction':
+        return functions.unregisterWorkerFunction(conn, msg.id);
+      case 'registertrigger': {
+        const record = { id: msg.id, type: msg.trigger_type, function_id: msg.function_id, config: msg.config ?? {}, metadata: msg.metadata, owner: conn.id };
+        void triggers.register(record, conn).then((outcome) => {
+          conn.send({ type: 'triggerregistrationresult', id: msg.id, trigger_type: msg.trigger_type, function_id: msg.function_id, ...outcome });
+        });
+        return;
+      }
+      case 'unregistertrigger':
+        void triggers.unregister(msg.id);
+        return;
+      case 'registertriggertype':
+        triggers.registerType(
+          { id: msg.id, description: msg.description ?? '', trigger_request_format: msg.trigger_request_format, call_request_format: msg.call_request_format },
+          workerTypeProvider(conn, this.triggerAckTimeoutMs),
+          conn,
+        );
+        return;
+      case 'unregistertriggertype':
+        return triggers.unregisterType(msg.id, conn);
+      case 'triggerregistrationresult':
+        return answerForwardedTrigger(conn, msg);
+      case 'registerservice':
+        conn.services.set(msg.id, { id: msg.id, name: msg.name ?? msg.id, description: msg.description, parent_service_id: msg.parent_service_id });
+        return;
+      case 'ping':
+        return conn.send({ type: 'pong' });
+      case 'pong':
+        return;
+    }
+  }
+
+  private onInvoke(msg: InvokeFunctionMessage): void {
+    const conn = this.conn;
+    const data = msg.data === undefined ? null : msg.data;
+    const id = msg.invocation_id ?? undefined;
+    if (msg.action?.type === 'enqueue') return this.onEnqueue(msg, msg.action.queue, data);
+    const opts = { traceparent: msg.traceparent, baggage: msg.baggage, timeoutMs: msg.timeout_ms, caller: conn };
+    if (id === undefined || msg.action?.type === 'void') {
+      this.deps.invoker.route(msg.function_id, data, opts, (error) => {
+        if (error) this.log.debug({ worker_id: conn.id, function_id: msg.function_id }, `void call failed: ${error.code}: ${error.message}`);
+      });
+      return;
+    }
+    const functionId = msg.function_id;
+    this.deps.invoker.route(functionId, data, opts, (error, result, trace) => {
+      const reply = {
+        type: 'invocationresult',
+        invocation_id: id,
+        function_id: functionId,
+        result,
+        error,
+        traceparent: trace?.traceparent,
+        baggage: trace?.baggage,
+      };
+      let text: string;
+      try {
+        text = JSON.stringify(reply);
+      } catch (err) {
+        // e.g. a result nested too deeply to serialise: the caller still gets its one answer.
+        const message = `the result of ${functionId} cannot be serialised: ${errorMessage(err)}`;
+        text = JSON.stringify({ type: 'invocationresult', invocation_id: id, function_id: functionId, error: { code: 'internal_error', message } });
+      }
+      conn.sendRaw(text);
+    });
+  }
+
+  private onEnqueue(msg: InvokeFunctionMessage, queue: string, data: unknown): void {
+    const id = msg.invocation_id ?? undefined;
+    const reply = (result: unknown, error?: { code: string; message: string }) => {
+      if (id !== undefined) this.conn.send({ type: 'invocationresult', invocation_id: id, function_id: msg.function_id, result, error });
+    };
+    this.deps.enqueue.enqueue(queue, msg.function_id, data, { traceparent: msg.traceparent, baggage: msg.baggage }).then(
+      (receipt) => reply({ messageReceiptId: receipt }),
+      (err: unknown) => reply(undefined, err instanceof FlintError ? err.toBody() : { code: 'enqueue_error', message: errorMessage(err) }),
+    );
+  }
+
+  private async onClose(code: number, reason: string): Promise<void> {
+    const { conn } = this;
+    conn.closed = true;
+    this.log.debug({ worker_id: conn.id, code, reason }, 'worker disconnected');
+    const { functions, workers, invoker, triggers } = this.deps;
+    for (const id of [...conn.functions]) functions.unregisterWorkerFunction(conn, id);
+    invoker.stopExecuting(conn);
+    // Its trigger types go first (synchronously), so that forwarded triggers still awaiting this
+    // worker's answer are parked for the next provider rather than failed.
+    const removal = triggers.removeOwnedBy(conn);
+    failForwardedTriggers(conn);
+    await removal;
+    workers.remove(conn);
+  }
+}

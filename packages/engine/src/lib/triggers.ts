@@ -1,0 +1,104 @@
+import { type ErrorBody, type FlintError, toErrorBody } from '@flint/protocol';
+import type { Logger } from '../core/logger.js';
+import type { InvokeOptions, ModuleContext } from '../core/module-api.js';
+import { errorMessage } from './errors.js';
+
+/** A trigger about to fire: its identity, its function and (optionally) its condition function. */
+export interface FiringTrigger {
+  id: string;
+  type: string;
+  function_id: string;
+  condition_function_id?: string;
+}
+
+export type ConditionOutcome = { pass: true } | { pass: false; error?: FlintError };
+
+export interface ConditionOptions extends Pick<InvokeOptions, 'timeoutMs' | 'traceparent' | 'baggage'> {
+  logger: Logger;
+  /** Fields added to the log line of a failure (e.g. the HTTP answer's `error_id`). */
+  logFields?: Record<string, unknown>;
+  /** Level of that line; default `warn`. */
+  logLevel?: 'warn' | 'error';
+}
+
+/**
+ * Runs a trigger's condition function with the input its handler would get. Only a literal `false`
+ * skips the trigger; any other result passes. A failure (throw, time-out, no such function) does
+ * not pass: it is logged with the trigger id and handed to `done` for the caller to answer.
+ */
+export function runCondition(
+  ctx: Pick<ModuleContext, 'invokeWith'>,
+  trigger: FiringTrigger & { condition_function_id: string },
+  input: unknown,
+  options: ConditionOptions,
+  done: (outcome: ConditionOutcome) => void,
+): void {
+  const conditionId = trigger.condition_function_id;
+  const opts: InvokeOptions = { timeoutMs: options.timeoutMs, traceparent: options.traceparent, baggage: options.baggage, trigger };
+  ctx.invokeWith(conditionId, input, opts, (error, result) => {
+    if (!error) return done(result === false ? { pass: false } : { pass: true });
+    const fields = { trigger_id: trigger.id, trigger_type: trigger.type, function_id: trigger.function_id, condition_function_id: conditionId };
+    options.logger[options.logLevel ?? 'warn']({ ...fields, ...options.logFields, code: error.code }, `condition ${conditionId} failed: ${error.message}`);
+    done({ pass: false, error });
+  });
+}
+
+export type FireOutcome =
+  | { status: 'invoked'; result: unknown }
+  | { status: 'skipped' }
+  | { status: 'failed'; stage: 'condition' | 'function'; error: ErrorBody };
+
+export interface FireOptions extends Pick<InvokeOptions, 'timeoutMs' | 'traceparent' | 'baggage'> {
+  logger: Logger;
+  /** Fields added to the log line of a failure (`{scope, key}` of a state change, …). */
+  logFields?: Record<string, unknown>;
+}
+
+/**
+ * Fires a trigger the way every background trigger type does: its condition (if any), then its
+ * function with `data`, reporting the firing to invocation hooks. Failures are logged with the
+ * trigger id and never thrown: the outcome says what happened.
+ */
+export function fireTrigger(
+  ctx: Pick<ModuleContext, 'invokeWith' | 'beginTrigger'>,
+  trigger: FiringTrigger,
+  data: unknown,
+  options: FireOptions,
+): Promise<FireOutcome> {
+  const origin = { id: trigger.id, type: trigger.type };
+  const firing = ctx.beginTrigger(origin, trigger.function_id, options);
+  const invoke = (resolve: (outcome: FireOutcome) => void) => {
+    ctx.invokeWith(
+      trigger.function_id,
+      data,
+      { timeoutMs: options.timeoutMs, traceparent: options.traceparent, baggage: options.baggage, trigger: origin },
+      (error, result) => {
+        if (!error) {
+          firing.end();
+          return resolve({ status: 'invoked', result });
+        }
+        const body = toErrorBody(error);
+        options.logger.warn(
+          { trigger_id: trigger.id, trigger_type: trigger.type, function_id: trigger.function_id, ...options.logFields, code: body.code },
+          `${trigger.type} trigger failed: ${errorMessage(error)}`,
+        );
+        firing.end({ error: body });
+        resolve({ status: 'failed', stage: 'function', error: body });
+      },
+    );
+  };
+  return new Promise((resolve) => {
+    const conditionId = trigger.condition_function_id;
+    if (!conditionId) return invoke(resolve);
+    runCondition(ctx, { ...trigger, condition_function_id: conditionId }, data, options, (outcome) => {
+      if (outcome.pass) return invoke(resolve);
+      if (outcome.error) {
+        const body = toErrorBody(outcome.error);
+        firing.end({ error: body });
+        return resolve({ status: 'failed', stage: 'condition', error: body });
+      }
+      firing.end({ skipped: true });
+      resolve({ status: 'skipped' });
+    });
+  });
+}

@@ -1,0 +1,52 @@
+import { EngineTriggers } from '@flint/protocol';
+import type { ModuleContext, TriggerRecord } from '../../core/module-api.js';
+import { fireTrigger } from '../../lib/triggers.js';
+
+/**
+ * The trigger types `engine::functions-available` (the set of function ids changed; bursts of
+ * registrations are coalesced into one firing after `debounceMs`) and `engine::workers-available`
+ * (a worker connected, disconnected or updated its metadata).
+ */
+export function registerAvailabilityTriggers(ctx: ModuleContext, debounceMs: number): { stop(): void } {
+  const functionSubscribers = new Map<string, TriggerRecord>();
+  const workerSubscribers = new Map<string, TriggerRecord>();
+  const subscribe = (map: Map<string, TriggerRecord>) => ({
+    registerTrigger: (t: TriggerRecord) => void map.set(t.id, t),
+    unregisterTrigger: (t: TriggerRecord) => void map.delete(t.id),
+  });
+  const fire = (subscribers: Map<string, TriggerRecord>, data: unknown) => {
+    for (const t of subscribers.values()) void fireTrigger(ctx, t, data, { logger: ctx.logger });
+  };
+
+  ctx.registerTriggerType(
+    { id: EngineTriggers.FUNCTIONS_AVAILABLE, description: 'Fires when the set of available functions changes' },
+    subscribe(functionSubscribers),
+  );
+  ctx.registerTriggerType(
+    { id: EngineTriggers.WORKERS_AVAILABLE, description: 'Fires when a worker connects, disconnects or updates its metadata' },
+    subscribe(workerSubscribers),
+  );
+
+  let lastIds = '';
+  let timer: NodeJS.Timeout | undefined;
+  const fireFunctions = () => {
+    timer = undefined;
+    const functions = ctx.registry.functions();
+    const ids = functions
+      .map((f) => f.function_id)
+      .sort()
+      .join('\n');
+    if (ids === lastIds) return;
+    lastIds = ids;
+    fire(functionSubscribers, { event: 'functions_changed', functions });
+  };
+  ctx.registry.subscribe((event) => {
+    if (event.type === 'function_added' || event.type === 'function_removed') {
+      timer ??= setTimeout(fireFunctions, debounceMs).unref();
+    } else if (event.type === 'worker_connected' || event.type === 'worker_disconnected' || event.type === 'worker_metadata_updated') {
+      fire(workerSubscribers, { event: event.type, worker_id: event.worker_id });
+    }
+  });
+  // The subscription is released with the module; a firing still waiting is dropped.
+  return { stop: () => clearTimeout(timer) };
+}

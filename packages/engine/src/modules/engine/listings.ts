@@ -1,0 +1,97 @@
+import { EngineFunctions, FlintError } from '@flint/protocol';
+import type { ModuleContext, WorkerMetadata } from '../../core/module-api.js';
+import { payloadObject } from '../../lib/payload.js';
+
+const object = (properties: Record<string, unknown>, required: string[] = []) => ({ type: 'object', properties, required });
+
+function optionalBoolean(data: Record<string, unknown>, key: string): boolean {
+  const value = data[key];
+  if (value === undefined || value === null) return false;
+  if (typeof value !== 'boolean') throw new FlintError('invalid_payload', `${key} must be a boolean`);
+  return value;
+}
+
+const includeInternal = (data: unknown) => optionalBoolean(payloadObject(data, { optional: true }), 'include_internal');
+
+/** The engine's listings (functions, triggers, trigger types, workers), worker announcements and channel creation. */
+export function registerListings(ctx: ModuleContext): void {
+  const { registry } = ctx;
+  ctx.registerFunction(
+    {
+      id: EngineFunctions.LIST_FUNCTIONS,
+      description: 'List registered functions with their discovery metadata',
+      request_format: object({ include_internal: { type: 'boolean' } }),
+      response_format: object({ functions: { type: 'array' } }, ['functions']),
+    },
+    (data) => ({ functions: registry.functions(includeInternal(data)) }),
+  );
+  ctx.registerFunction(
+    {
+      id: EngineFunctions.LIST_TRIGGERS,
+      description: 'List registered triggers',
+      request_format: object({ include_internal: { type: 'boolean' } }),
+      response_format: object({ triggers: { type: 'array' } }, ['triggers']),
+    },
+    (data) => ({ triggers: registry.triggers(includeInternal(data)) }),
+  );
+  ctx.registerFunction(
+    {
+      id: EngineFunctions.LIST_TRIGGER_TYPES,
+      description: 'List trigger types and who provides them',
+      request_format: object({ include_internal: { type: 'boolean' } }),
+      response_format: object({ trigger_types: { type: 'array' } }, ['trigger_types']),
+    },
+    (data) => ({ trigger_types: registry.triggerTypes(includeInternal(data)) }),
+  );
+  ctx.registerFunction(
+    {
+      id: EngineFunctions.LIST_WORKERS,
+      description: 'List connected workers',
+      request_format: object({ worker_id: { type: 'string' } }),
+      response_format: object({ workers: { type: 'array' }, timestamp: { type: 'number' } }, ['workers', 'timestamp']),
+    },
+    (data) => {
+      const { worker_id } = payloadObject(data, { optional: true });
+      if (worker_id !== undefined && typeof worker_id !== 'string') throw new FlintError('invalid_payload', 'worker_id must be a string');
+      // Like upstream, connections that never announced themselves (CLIs, raw sockets) are hidden unless asked for by id.
+      const workers = worker_id ? [registry.worker(worker_id)].filter((w) => w !== undefined) : registry.workers();
+      return { workers, timestamp: Date.now() };
+    },
+  );
+  ctx.registerFunction({ id: EngineFunctions.REGISTER_WORKER, description: 'Annotate the calling worker with its runtime metadata' }, (data, call) => {
+    const d = payloadObject(data, { optional: true });
+    const str = (k: string) => (typeof d[k] === 'string' ? (d[k] as string) : undefined);
+    const meta: WorkerMetadata = {
+      name: str('name'),
+      runtime: str('runtime') ?? 'unknown',
+      version: str('version'),
+      os: str('os'),
+      pid: typeof d.pid === 'number' ? d.pid : undefined,
+      isolation: typeof d.isolation === 'string' ? d.isolation : null,
+      telemetry: typeof d.telemetry === 'object' && d.telemetry !== null ? (d.telemetry as Record<string, unknown>) : undefined,
+    };
+    if (!call.callerWorkerId || !registry.describeWorker(call.callerWorkerId, meta)) {
+      throw new FlintError('invalid_payload', 'engine::workers::register must be called by a connected worker');
+    }
+    ctx.logger.info(
+      { worker_id: call.callerWorkerId, pid: meta.pid },
+      `worker ${meta.name ?? call.callerWorkerId} (${meta.runtime} ${meta.version ?? ''}) connected`.trim(),
+    );
+    return { success: true };
+  });
+  ctx.registerFunction(
+    {
+      id: EngineFunctions.CREATE_CHANNEL,
+      description: 'Create a streaming channel; returns a reader and a writer reference',
+      request_format: object({ buffer_size: { type: 'integer', minimum: 1, maximum: 1024 } }),
+    },
+    (data) => {
+      const { buffer_size } = payloadObject(data, { optional: true });
+      if (buffer_size !== undefined && (typeof buffer_size !== 'number' || !Number.isFinite(buffer_size))) {
+        throw new FlintError('invalid_payload', 'buffer_size must be a number');
+      }
+      const channel = ctx.channels.create(buffer_size as number | undefined);
+      return { writer: channel.writerRef, reader: channel.readerRef };
+    },
+  );
+}
