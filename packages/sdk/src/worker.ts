@@ -1,7 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { Socket } from 'node:net';
 import { arch, hostname, platform, release } from 'node:os';
 import {
   type ChannelRef,
@@ -14,9 +13,10 @@ import {
   isChannelRef,
   toErrorBody,
 } from '@flint/protocol';
-import WebSocket from 'ws';
-import { DEFAULT_RECONNECT, type ReconnectOptions, reconnectDelay } from './backoff.js';
+import type WebSocket from 'ws';
+import { DEFAULT_RECONNECT } from './backoff.js';
 import { ChannelReader, ChannelWriter } from './channels.js';
+import { Connection } from './connection.js';
 import { FlintInvocationError, TriggerRegistrationError } from './errors.js';
 import { StateClient } from './state.js';
 import type {
@@ -33,8 +33,6 @@ import type {
   WorkerOptions,
 } from './types.js';
 
-type State = 'connecting' | 'connected' | 'disconnected' | 'failed' | 'shutdown';
-
 interface Pending {
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
@@ -47,9 +45,6 @@ interface TriggerEntry {
   settle: ((error: TriggerRegistrationError | undefined, parked: boolean) => void) | undefined;
 }
 
-/** Frames written in one go at most, even within one turn of the event loop. */
-const FLUSH_EVERY = 16;
-const QUEUED_TYPES = new Set(['invokefunction', 'invocationresult', 'unregistertrigger', 'triggerregistrationresult']);
 const invocationScope = new AsyncLocalStorage<HandlerContext>();
 
 /** A connection to a Flint engine (or any engine speaking the iii bridge protocol). */
@@ -63,22 +58,15 @@ export class Worker extends EventEmitter<{
 }> {
   readonly url: string;
   workerId: string | undefined;
-  private connState: State = 'connecting';
-  private ws: WebSocket | undefined;
-  private attempt = 0;
-  private reconnectTimer: NodeJS.Timeout | undefined;
-  private readonly options: Required<Omit<WorkerOptions, 'reconnect' | 'headers' | 'log'>> & { reconnect: ReconnectOptions; headers?: Record<string, string> };
+  private readonly connection: Connection;
+  private readonly options: Required<Pick<WorkerOptions, 'workerName' | 'invocationTimeoutMs' | 'announce'>>;
   private readonly log: Pick<Console, 'warn' | 'error' | 'debug'>;
   private readonly functions = new Map<string, { message: RegisterFunctionMessage; handler: Handler }>();
   private readonly triggers = new Map<string, TriggerEntry>();
   private readonly triggerTypes = new Map<string, { message: RegisterTriggerTypeMessage; handler: TriggerTypeHandler }>();
   private readonly services = new Map<string, object>();
   private readonly pending = new Map<string, Pending>();
-  private outbox: Record<string, unknown>[] = [];
   private stateClient: StateClient | undefined;
-  private socket: Socket | undefined;
-  private corked = false;
-  private batched = 0;
 
   constructor(url?: string, options: WorkerOptions = {}) {
     super();
@@ -88,11 +76,22 @@ export class Worker extends EventEmitter<{
       workerName: options.workerName ?? `${hostname()}:${process.pid}`,
       invocationTimeoutMs: options.invocationTimeoutMs ?? 30_000,
       announce: options.announce ?? true,
-      maxQueuedFrames: options.maxQueuedFrames ?? 10_000,
+    };
+    const connectionOptions = {
       reconnect: { ...DEFAULT_RECONNECT, ...options.reconnect },
       headers: options.headers,
+      maxQueuedFrames: options.maxQueuedFrames ?? 10_000,
+      log: this.log,
     };
-    this.connect();
+    this.connection = new Connection(this.url, connectionOptions, {
+      replay: () => this.replay(),
+      awaits: (invocationId) => this.pending.has(invocationId),
+      opened: () => this.onOpened(),
+      message: (data) => this.onMessage(data),
+      disconnected: () => this.emit('disconnected'),
+      failed: () => this.emit('failed'),
+    });
+    this.connection.connect();
   }
 
   /** A typed client for the state module (`state::*` functions and `state` triggers). */
@@ -102,12 +101,12 @@ export class Worker extends EventEmitter<{
   }
 
   get connected(): boolean {
-    return this.connState === 'connected';
+    return this.connection.state === 'connected';
   }
 
   /** Resolves when the connection is open (at once if it already is). */
   waitConnected(): Promise<void> {
-    if (this.connState === 'connected') return Promise.resolve();
+    if (this.connection.state === 'connected') return Promise.resolve();
     return new Promise((resolve) => this.once('connected', resolve));
   }
 
@@ -117,11 +116,11 @@ export class Worker extends EventEmitter<{
     if (this.functions.has(id)) throw new Error(`function ${id} is already registered on this worker`);
     const message: RegisterFunctionMessage = { type: 'registerfunction', id, ...options };
     this.functions.set(id, { message, handler: handler as Handler });
-    this.sendNow(message);
+    this.connection.sendNow(message);
     return {
       id,
       unregister: () => {
-        if (this.functions.delete(id)) this.sendNow({ type: 'unregisterfunction', id });
+        if (this.functions.delete(id)) this.connection.sendNow({ type: 'unregisterfunction', id });
       },
     };
   }
@@ -136,12 +135,12 @@ export class Worker extends EventEmitter<{
     });
     ready.catch(() => {}); // an unobserved rejection must not crash the worker; it is also logged
     this.triggers.set(id, entry);
-    this.sendNow(message);
+    this.connection.sendNow(message);
     return {
       id,
       ready,
       unregister: () => {
-        if (this.triggers.delete(id)) this.send({ type: 'unregistertrigger', id, trigger_type: input.type });
+        if (this.triggers.delete(id)) this.connection.send({ type: 'unregistertrigger', id, trigger_type: input.type });
       },
     };
   }
@@ -149,11 +148,11 @@ export class Worker extends EventEmitter<{
   registerTriggerType<C = unknown>(type: { id: string; description: string }, handler: TriggerTypeHandler<C>): { id: string; unregister(): void } {
     const message: RegisterTriggerTypeMessage = { type: 'registertriggertype', id: type.id, description: type.description };
     this.triggerTypes.set(type.id, { message, handler: handler as TriggerTypeHandler });
-    this.sendNow(message);
+    this.connection.sendNow(message);
     return {
       id: type.id,
       unregister: () => {
-        if (this.triggerTypes.delete(type.id)) this.sendNow({ type: 'unregistertriggertype', id: type.id });
+        if (this.triggerTypes.delete(type.id)) this.connection.sendNow({ type: 'unregistertriggertype', id: type.id });
       },
     };
   }
@@ -162,7 +161,7 @@ export class Worker extends EventEmitter<{
   registerService(service: { id: string; name?: string; description?: string; parent_service_id?: string }): void {
     const message = { type: 'registerservice', ...service, name: service.name ?? service.id };
     this.services.set(service.id, message);
-    this.sendNow(message);
+    this.connection.sendNow(message);
   }
 
   /** Calls a function. Sync calls resolve with its result; `TriggerAction.Void()` resolves at once. */
@@ -172,9 +171,10 @@ export class Worker extends EventEmitter<{
     if (scope?.traceparent) frame.traceparent = scope.traceparent;
     if (scope?.baggage) frame.baggage = scope.baggage;
     if (request.action) frame.action = request.action;
-    if (this.connState === 'shutdown') return Promise.reject(new FlintInvocationError('worker_shutting_down', 'the worker is shut down', request.function_id));
+    if (this.connection.state === 'shutdown')
+      return Promise.reject(new FlintInvocationError('worker_shutting_down', 'the worker is shut down', request.function_id));
     if (request.action?.type === 'void') {
-      return this.send(frame) ? Promise.resolve(undefined as O) : Promise.reject(this.queueFull(request.function_id));
+      return this.connection.send(frame) ? Promise.resolve(undefined as O) : Promise.reject(this.queueFull(request.function_id));
     }
     const id = randomUUID();
     frame.invocation_id = id;
@@ -186,7 +186,7 @@ export class Worker extends EventEmitter<{
         reject(new FlintInvocationError('invocation_timeout', `invocation of ${request.function_id} timed out after ${timeoutMs} ms`, request.function_id));
       }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer, functionId: request.function_id });
-      if (!this.send(frame)) {
+      if (!this.connection.send(frame)) {
         clearTimeout(timer);
         this.pending.delete(id);
         reject(this.queueFull(request.function_id));
@@ -210,63 +210,26 @@ export class Worker extends EventEmitter<{
 
   /** Rejects pending calls, stops reconnecting and closes the connection. */
   async shutdown(): Promise<void> {
-    if (this.connState === 'shutdown') return;
-    this.connState = 'shutdown';
-    clearTimeout(this.reconnectTimer);
+    if (this.connection.state === 'shutdown') return;
     for (const [id, p] of this.pending) {
       clearTimeout(p.timer);
       p.reject(new FlintInvocationError('worker_shutting_down', 'the worker is shutting down', p.functionId));
       this.pending.delete(id);
     }
-    this.outbox = [];
-    const ws = this.ws;
-    if (!ws || ws.readyState === WebSocket.CLOSED) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        ws.terminate();
-        resolve();
-      }, 1000);
-      ws.once('close', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
-      else ws.close(1000, 'worker shutdown');
-    });
+    await this.connection.shutdown();
   }
 
-  private connect(): void {
-    this.connState = 'connecting';
-    const ws = new WebSocket(this.url, { headers: this.options.headers, perMessageDeflate: false });
-    this.ws = ws;
-    ws.on('upgrade', (response) => {
-      if (this.ws !== ws) return;
-      this.socket = response.socket as Socket;
-      this.socket.setNoDelay(true);
-    });
-    ws.on('open', () => this.onOpen(ws));
-    ws.on('message', (data) => this.onMessage(data));
-    ws.on('error', (err) => this.log.debug(`[flint] connection error: ${err.message}`));
-    ws.once('close', () => this.onClose(ws));
+  /** Full replay on each connect: the engine gave the connection a new worker id and knows nothing of it yet. */
+  private replay(): void {
+    for (const { message } of this.triggerTypes.values()) this.connection.sendNow(message);
+    for (const message of this.services.values()) this.connection.sendNow(message);
+    for (const { message } of this.functions.values()) this.connection.sendNow(message);
+    for (const { message } of this.triggers.values()) this.connection.sendNow(message);
   }
 
-  private onOpen(ws: WebSocket): void {
-    if (this.ws !== ws) return;
-    this.connState = 'connected';
-    this.attempt = 0;
-    // Full replay: the engine gave this connection a new worker id and knows nothing of it yet.
-    for (const { message } of this.triggerTypes.values()) this.sendNow(message);
-    for (const message of this.services.values()) this.sendNow(message);
-    for (const { message } of this.functions.values()) this.sendNow(message);
-    for (const { message } of this.triggers.values()) this.sendNow(message);
-    const queued = this.outbox;
-    this.outbox = [];
-    for (const frame of queued) {
-      if (frame.type === 'invokefunction' && typeof frame.invocation_id === 'string' && !this.pending.has(frame.invocation_id)) continue;
-      this.sendNow(frame);
-    }
+  private onOpened(): void {
     if (this.options.announce) {
-      this.sendNow({
+      this.connection.sendNow({
         type: 'invokefunction',
         function_id: EngineFunctions.REGISTER_WORKER,
         data: {
@@ -281,23 +244,6 @@ export class Worker extends EventEmitter<{
       });
     }
     this.emit('connected');
-  }
-
-  private onClose(ws: WebSocket): void {
-    if (this.ws !== ws) return;
-    const wasConnected = this.connState === 'connected';
-    if (this.connState === 'shutdown') return;
-    this.connState = 'disconnected';
-    if (wasConnected) this.emit('disconnected');
-    const { maxRetries } = this.options.reconnect;
-    if (maxRetries >= 0 && this.attempt >= maxRetries) {
-      this.connState = 'failed';
-      if (maxRetries > 0) this.log.error(`[flint] giving up on ${this.url} after ${this.attempt} reconnect attempts`);
-      this.emit('failed');
-      return;
-    }
-    const delay = reconnectDelay(this.options.reconnect, this.attempt++);
-    this.reconnectTimer = setTimeout(() => this.connect(), delay);
   }
 
   private onMessage(data: WebSocket.RawData): void {
@@ -349,7 +295,7 @@ export class Worker extends EventEmitter<{
     const entry = this.functions.get(functionId);
     const reply = (result: unknown, error?: unknown) => {
       if (invocationId === undefined) return;
-      this.send({
+      this.connection.send({
         type: 'invocationresult',
         invocation_id: invocationId,
         function_id: functionId,
@@ -403,7 +349,8 @@ export class Worker extends EventEmitter<{
     const trigger: TriggerConfig = { id: msg.id as string, function_id: msg.function_id as string, config: msg.config };
     if (msg.metadata) trigger.metadata = msg.metadata as Record<string, unknown>;
     const answer = (error?: { code: string; message: string }) => {
-      if (op === 'register') this.send({ type: 'triggerregistrationresult', id: trigger.id, trigger_type: typeId, function_id: trigger.function_id, error });
+      if (op === 'register')
+        this.connection.send({ type: 'triggerregistrationresult', id: trigger.id, trigger_type: typeId, function_id: trigger.function_id, error });
     };
     if (!type) return answer({ code: 'trigger_type_not_found', message: `Trigger type ${typeId} is not provided by this worker` });
     Promise.resolve()
@@ -414,46 +361,8 @@ export class Worker extends EventEmitter<{
       );
   }
 
-  /** Registration frames: sent when connected, else dropped (the maps are replayed on connect). */
-  private sendNow(frame: object): void {
-    if (this.connState === 'connected' && this.ws?.readyState === WebSocket.OPEN) this.write(this.ws, JSON.stringify(frame));
-  }
-
-  /** Frames written in one turn of the event loop leave in one socket write (corked until setImmediate). */
-  private write(ws: WebSocket, text: string): void {
-    const socket = this.socket;
-    if (socket && !this.corked) {
-      this.corked = true;
-      this.batched = 0;
-      socket.cork();
-      setImmediate(() => {
-        this.corked = false;
-        socket.uncork();
-      });
-    }
-    ws.send(text);
-    // A large batch leaves in parts, so the engine starts on it while this worker goes on.
-    if (socket && ++this.batched >= FLUSH_EVERY) {
-      this.batched = 0;
-      socket.uncork();
-      socket.cork();
-    }
-  }
-
-  /** Calls and results: sent when connected, else queued until the next connect. False when the queue is full. */
-  private send(frame: Record<string, unknown> | InvokeFunctionMessage): boolean {
-    if (this.connState === 'connected' && this.ws?.readyState === WebSocket.OPEN) {
-      this.write(this.ws, JSON.stringify(frame));
-      return true;
-    }
-    if (this.connState === 'shutdown' || !QUEUED_TYPES.has(frame.type as string)) return false;
-    if (this.outbox.length >= this.options.maxQueuedFrames) return false;
-    this.outbox.push(frame as Record<string, unknown>);
-    return true;
-  }
-
   private queueFull(functionId: string): FlintInvocationError {
-    return new FlintInvocationError('not_connected', `disconnected from ${this.url} and ${this.outbox.length} frames are already queued`, functionId);
+    return new FlintInvocationError('not_connected', `disconnected from ${this.url} and ${this.connection.queued} frames are already queued`, functionId);
   }
 }
 
