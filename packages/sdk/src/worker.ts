@@ -6,10 +6,15 @@ import {
   type ChannelRef,
   DEFAULT_BRIDGE_URL,
   EngineFunctions,
+  type ErrorBody,
+  type InvocationResultMessage,
   type InvokeFunctionMessage,
   type RegisterFunctionMessage,
   type RegisterTriggerMessage,
   type RegisterTriggerTypeMessage,
+  type TriggerRegistrationResultMessage,
+  type UnregisterTriggerMessage,
+  decodeEngineFrame,
   isChannelRef,
   toErrorBody,
 } from '@flint/protocol';
@@ -247,40 +252,38 @@ export class Worker extends EventEmitter<{
   }
 
   private onMessage(data: WebSocket.RawData): void {
-    let msg: Record<string, unknown>;
-    try {
-      msg = JSON.parse(data.toString());
-    } catch {
-      this.log.warn('[flint] dropped an undecodable frame from the engine');
+    const decoded = decodeEngineFrame(data.toString());
+    if (!decoded.ok) {
+      // Frames of types this SDK does not know (a newer engine's) are ignored.
+      if (decoded.unknownType !== undefined) this.log.debug(`[flint] ignored a frame of unknown type ${decoded.unknownType}`);
+      else this.log.warn(`[flint] dropped an undecodable frame from the engine: ${decoded.reason}`);
       return;
     }
+    const msg = decoded.message;
     switch (msg.type) {
       case 'invocationresult':
         return this.onResult(msg);
       case 'invokefunction':
         return this.onInvoke(msg);
       case 'workerregistered':
-        this.workerId = String(msg.worker_id);
+        this.workerId = msg.worker_id;
         this.emit('workerRegistered', this.workerId);
         return;
       case 'triggerregistrationresult':
         return this.onTriggerResult(msg);
       case 'registertrigger':
-        return this.onForwardedTrigger(msg, 'register');
       case 'unregistertrigger':
-        return this.onForwardedTrigger(msg, 'unregister');
-      case 'error': {
-        const e = msg.error as { code?: string; message?: string } | undefined;
-        this.log.warn(`[flint] engine reported ${e?.code ?? 'error'}: ${e?.message ?? ''}`);
+        return this.onForwardedTrigger(msg);
+      case 'error':
+        this.log.warn(`[flint] engine reported ${msg.error.code}: ${msg.error.message}`);
         return;
-      }
-      default:
+      case 'pong':
         return;
     }
   }
 
-  private onResult(msg: Record<string, unknown>): void {
-    const id = msg.invocation_id as string;
+  private onResult(msg: InvocationResultMessage): void {
+    const id = msg.invocation_id;
     const p = this.pending.get(id);
     if (!p) return;
     this.pending.delete(id);
@@ -289,9 +292,9 @@ export class Worker extends EventEmitter<{
     else p.resolve(msg.result);
   }
 
-  private onInvoke(msg: Record<string, unknown>): void {
-    const functionId = msg.function_id as string;
-    const invocationId = typeof msg.invocation_id === 'string' && msg.invocation_id !== '' ? msg.invocation_id : undefined;
+  private onInvoke(msg: InvokeFunctionMessage): void {
+    const functionId = msg.function_id;
+    const invocationId = msg.invocation_id ? msg.invocation_id : undefined;
     const entry = this.functions.get(functionId);
     const reply = (result: unknown, error?: unknown) => {
       if (invocationId === undefined) return;
@@ -325,10 +328,11 @@ export class Worker extends EventEmitter<{
     }
   }
 
-  private onTriggerResult(msg: Record<string, unknown>): void {
-    const entry = this.triggers.get(msg.id as string);
+  private onTriggerResult(msg: TriggerRegistrationResultMessage): void {
+    const entry = this.triggers.get(msg.id);
     if (!entry) return;
-    const e = msg.error as { code?: string; message?: string } | undefined;
+    // The decoder checked only that an error is an object: its fields may be missing.
+    const e: Partial<ErrorBody> | undefined = msg.error;
     const error = e
       ? new TriggerRegistrationError(e.code ?? 'trigger_registration_failed', e.message ?? 'trigger rejected', entry.message.id, entry.message.trigger_type)
       : undefined;
@@ -343,11 +347,16 @@ export class Worker extends EventEmitter<{
     settle?.(error, msg.parked === true);
   }
 
-  private onForwardedTrigger(msg: Record<string, unknown>, op: 'register' | 'unregister'): void {
-    const typeId = msg.trigger_type as string;
-    const type = this.triggerTypes.get(typeId);
-    const trigger: TriggerConfig = { id: msg.id as string, function_id: msg.function_id as string, config: msg.config };
-    if (msg.metadata) trigger.metadata = msg.metadata as Record<string, unknown>;
+  private onForwardedTrigger(msg: RegisterTriggerMessage | UnregisterTriggerMessage): void {
+    const op = msg.type === 'registertrigger' ? 'register' : 'unregister';
+    const typeId = msg.trigger_type;
+    const type = typeId === undefined ? undefined : this.triggerTypes.get(typeId);
+    const trigger: TriggerConfig =
+      msg.type === 'registertrigger'
+        ? { id: msg.id, function_id: msg.function_id, config: msg.config }
+        : // An unregister frame names only the trigger and its type: the handler gets the id (function_id and config are undefined).
+          ({ id: msg.id, function_id: undefined, config: undefined } as unknown as TriggerConfig);
+    if (msg.type === 'registertrigger' && msg.metadata) trigger.metadata = msg.metadata;
     const answer = (error?: { code: string; message: string }) => {
       if (op === 'register')
         this.connection.send({ type: 'triggerregistrationresult', id: trigger.id, trigger_type: typeId, function_id: trigger.function_id, error });
