@@ -1,3 +1,4 @@
+import { checkAction, isObject, optObject, optString } from './frame-checks.js';
 import type { InvokeAction, WorkerToEngine } from './messages.js';
 
 export type DecodeResult = { ok: true; message: WorkerToEngine } | { ok: false; reason: string; invocationId?: string; functionId?: string };
@@ -21,23 +22,11 @@ export function checkFunctionId(id: unknown): string | undefined {
   return undefined;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const optString = (v: unknown) => v === undefined || typeof v === 'string';
-const optObject = (v: unknown) => v === undefined || v === null || isObject(v);
-
 function fail(reason: string, frame?: Record<string, unknown>): DecodeResult {
   const result: { ok: false; reason: string; invocationId?: string; functionId?: string } = { ok: false, reason };
   if (frame && typeof frame.invocation_id === 'string' && frame.type === 'invokefunction') result.invocationId = frame.invocation_id;
   if (frame && typeof frame.function_id === 'string') result.functionId = frame.function_id;
   return result;
-}
-
-function checkAction(action: unknown): string | undefined {
-  if (action === undefined || action === null) return undefined;
-  if (!isObject(action)) return 'action must be an object';
-  if (action.type === 'void') return undefined;
-  if (action.type === 'enqueue') return typeof action.queue === 'string' && action.queue.length > 0 ? undefined : 'action.queue must be a non-empty string';
-  return `action.type must be "void" or "enqueue"`;
 }
 
 /**

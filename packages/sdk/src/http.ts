@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { ResponseControl } from '@flint/protocol';
 import type { ChannelReader, ChannelWriter } from './channels.js';
-import type { Handler, HandlerContext } from './worker.js';
+import type { Handler, HandlerContext } from './types.js';
 
 /** What an HTTP route's function receives (`http` trigger). */
 export interface HttpRequest<B = unknown> {

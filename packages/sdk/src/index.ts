@@ -28,15 +28,12 @@ export {
   type FunctionRef,
   type Handler,
   type HandlerContext,
-  SDK_VERSION,
   TriggerAction,
   type TriggerConfig,
   type TriggerInput,
   type TriggerRef,
   type TriggerRequest,
   type TriggerTypeHandler,
-  Worker,
   type WorkerOptions,
-  currentInvocation,
-  registerWorker,
-} from './worker.js';
+} from './types.js';
+export { SDK_VERSION, Worker, currentInvocation, registerWorker } from './worker.js';

@@ -1,131 +1,44 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { Socket } from 'node:net';
 import { arch, hostname, platform, release } from 'node:os';
 import {
   type ChannelRef,
   DEFAULT_BRIDGE_URL,
   EngineFunctions,
-  type InvokeAction,
-  type InvokeFunctionMessage,
   type RegisterFunctionMessage,
   type RegisterTriggerMessage,
   type RegisterTriggerTypeMessage,
-  isChannelRef,
-  toErrorBody,
+  decodeEngineFrame,
 } from '@flint/protocol';
-import WebSocket from 'ws';
-import { DEFAULT_RECONNECT, type ReconnectOptions, reconnectDelay } from './backoff.js';
+import type WebSocket from 'ws';
+import { DEFAULT_RECONNECT } from './backoff.js';
+import { Calls } from './calls.js';
 import { ChannelReader, ChannelWriter } from './channels.js';
-import { FlintInvocationError, TriggerRegistrationError } from './errors.js';
+import { Connection } from './connection.js';
+import type { TriggerRegistrationError } from './errors.js';
+import { Invocations, invocationScope } from './invocations.js';
 import { StateClient } from './state.js';
+import { type TriggerEntry, Triggers } from './triggers.js';
+import type {
+  Channel,
+  FunctionOptions,
+  FunctionRef,
+  Handler,
+  HandlerContext,
+  TriggerInput,
+  TriggerRef,
+  TriggerRequest,
+  TriggerTypeHandler,
+  WorkerOptions,
+} from './types.js';
 
-export interface WorkerOptions {
-  /** Name shown in `flint workers`; default `<hostname>:<pid>`. */
-  workerName?: string;
-  /** Default time-out of `trigger()` calls (ms). */
-  invocationTimeoutMs?: number;
-  reconnect?: Partial<ReconnectOptions>;
-  /** Extra headers on the WebSocket upgrade. */
-  headers?: Record<string, string>;
-  /** Announce the worker (`engine::workers::register`) so it shows in worker listings; default true. */
-  announce?: boolean;
-  /** Cap on frames queued while disconnected. */
-  maxQueuedFrames?: number;
-  /** Where the SDK reports its own problems; default `console`. */
-  log?: Pick<Console, 'warn' | 'error' | 'debug'>;
-}
+export const SDK_VERSION = '0.1.0';
 
-/** What a handler gets besides its input. */
-export interface HandlerContext {
-  function_id: string;
-  invocation_id: string | undefined;
-  traceparent?: string;
-  baggage?: string;
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: handlers default to `any` input/output so plain JS-style handlers type-check, as in iii-sdk
-export type Handler<I = any, O = any> = (input: I, ctx: HandlerContext) => O | Promise<O>;
-
-export interface FunctionOptions {
-  description?: string;
-  request_format?: Record<string, unknown>;
-  response_format?: Record<string, unknown>;
-  metadata?: Record<string, unknown>;
-}
-
-export interface FunctionRef {
-  id: string;
-  unregister(): void;
-}
-
-export interface TriggerInput<C = unknown> {
-  type: string;
-  function_id: string;
-  config: C;
-  metadata?: Record<string, unknown>;
-}
-
-export interface TriggerRef {
-  id: string;
-  /** Resolves once the engine accepted the trigger (applied, or parked until its type is provided); rejects with its error. */
-  ready: Promise<{ parked: boolean }>;
-  unregister(): void;
-}
-
-export interface TriggerConfig<C = unknown> {
-  id: string;
-  function_id: string;
-  config: C;
-  metadata?: Record<string, unknown>;
-}
-
-/** Implemented by a worker that provides a trigger type. Throw to reject a trigger. */
-export interface TriggerTypeHandler<C = unknown> {
-  registerTrigger(trigger: TriggerConfig<C>): void | Promise<void>;
-  unregisterTrigger(trigger: TriggerConfig<C>): void | Promise<void>;
-}
-
-export interface TriggerRequest<I = unknown> {
-  function_id: string;
-  payload?: I;
-  action?: InvokeAction;
-  timeoutMs?: number;
-}
-
-export const TriggerAction = {
-  Void: (): InvokeAction => ({ type: 'void' }),
-  Enqueue: (options: { queue: string }): InvokeAction => ({ type: 'enqueue', queue: options.queue }),
-};
-
-export interface Channel {
-  writer: ChannelWriter;
-  reader: ChannelReader;
-  writerRef: ChannelRef;
-  readerRef: ChannelRef;
-}
-
-type State = 'connecting' | 'connected' | 'disconnected' | 'failed' | 'shutdown';
-
-interface Pending {
-  resolve: (value: unknown) => void;
-  reject: (err: Error) => void;
-  timer: NodeJS.Timeout;
-  functionId: string;
-}
-
-interface TriggerEntry {
-  message: RegisterTriggerMessage;
-  settle: ((error: TriggerRegistrationError | undefined, parked: boolean) => void) | undefined;
-}
-
-/** Frames written in one go at most, even within one turn of the event loop. */
-const FLUSH_EVERY = 16;
-const QUEUED_TYPES = new Set(['invokefunction', 'invocationresult', 'unregistertrigger', 'triggerregistrationresult']);
-const invocationScope = new AsyncLocalStorage<HandlerContext>();
-
-/** A connection to a Flint engine (or any engine speaking the iii bridge protocol). */
+/**
+ * A connection to a Flint engine (or any engine speaking the iii bridge protocol). The facade over
+ * the connection (connection.ts), the calls it makes (calls.ts), the invocations it runs
+ * (invocations.ts) and its triggers (triggers.ts).
+ */
 export class Worker extends EventEmitter<{
   connected: [];
   disconnected: [];
@@ -136,36 +49,38 @@ export class Worker extends EventEmitter<{
 }> {
   readonly url: string;
   workerId: string | undefined;
-  private connState: State = 'connecting';
-  private ws: WebSocket | undefined;
-  private attempt = 0;
-  private reconnectTimer: NodeJS.Timeout | undefined;
-  private readonly options: Required<Omit<WorkerOptions, 'reconnect' | 'headers' | 'log'>> & { reconnect: ReconnectOptions; headers?: Record<string, string> };
+  private readonly options: Required<Pick<WorkerOptions, 'workerName' | 'announce'>>;
   private readonly log: Pick<Console, 'warn' | 'error' | 'debug'>;
-  private readonly functions = new Map<string, { message: RegisterFunctionMessage; handler: Handler }>();
-  private readonly triggers = new Map<string, TriggerEntry>();
-  private readonly triggerTypes = new Map<string, { message: RegisterTriggerTypeMessage; handler: TriggerTypeHandler }>();
+  private readonly connection: Connection;
+  private readonly calls: Calls;
+  private readonly invocations: Invocations;
+  private readonly triggers: Triggers;
   private readonly services = new Map<string, object>();
-  private readonly pending = new Map<string, Pending>();
-  private outbox: Record<string, unknown>[] = [];
   private stateClient: StateClient | undefined;
-  private socket: Socket | undefined;
-  private corked = false;
-  private batched = 0;
 
   constructor(url?: string, options: WorkerOptions = {}) {
     super();
     this.url = url ?? process.env.FLINT_URL ?? DEFAULT_BRIDGE_URL;
     this.log = options.log ?? console;
-    this.options = {
-      workerName: options.workerName ?? `${hostname()}:${process.pid}`,
-      invocationTimeoutMs: options.invocationTimeoutMs ?? 30_000,
-      announce: options.announce ?? true,
-      maxQueuedFrames: options.maxQueuedFrames ?? 10_000,
+    this.options = { workerName: options.workerName ?? `${hostname()}:${process.pid}`, announce: options.announce ?? true };
+    const connectionOptions = {
       reconnect: { ...DEFAULT_RECONNECT, ...options.reconnect },
       headers: options.headers,
+      maxQueuedFrames: options.maxQueuedFrames ?? 10_000,
+      log: this.log,
     };
-    this.connect();
+    this.connection = new Connection(this.url, connectionOptions, {
+      replay: () => this.replay(),
+      awaits: (invocationId) => this.calls.awaits(invocationId),
+      opened: () => this.onOpened(),
+      message: (data) => this.onMessage(data),
+      disconnected: () => this.emit('disconnected'),
+      failed: () => this.emit('failed'),
+    });
+    this.calls = new Calls(this.connection, options.invocationTimeoutMs ?? 30_000);
+    this.invocations = new Invocations(this.connection, this.log);
+    this.triggers = new Triggers(this.connection, this.log, (error) => this.emit('triggerError', error));
+    this.connection.connect();
   }
 
   /** A typed client for the state module (`state::*` functions and `state` triggers). */
@@ -175,31 +90,33 @@ export class Worker extends EventEmitter<{
   }
 
   get connected(): boolean {
-    return this.connState === 'connected';
+    return this.connection.state === 'connected';
   }
 
   /** Resolves when the connection is open (at once if it already is). */
   waitConnected(): Promise<void> {
-    if (this.connState === 'connected') return Promise.resolve();
+    if (this.connection.state === 'connected') return Promise.resolve();
     return new Promise((resolve) => this.once('connected', resolve));
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: see Handler
   registerFunction<I = any, O = any>(id: string, handler: Handler<I, O>, options: FunctionOptions = {}): FunctionRef {
+    const functions = this.invocations.functions;
     if (typeof id !== 'string' || id.trim() === '') throw new Error('function id must be a non-empty string');
-    if (this.functions.has(id)) throw new Error(`function ${id} is already registered on this worker`);
+    if (functions.has(id)) throw new Error(`function ${id} is already registered on this worker`);
     const message: RegisterFunctionMessage = { type: 'registerfunction', id, ...options };
-    this.functions.set(id, { message, handler: handler as Handler });
-    this.sendNow(message);
+    functions.set(id, { message, handler: handler as Handler });
+    this.connection.sendNow(message);
     return {
       id,
       unregister: () => {
-        if (this.functions.delete(id)) this.sendNow({ type: 'unregisterfunction', id });
+        if (functions.delete(id)) this.connection.sendNow({ type: 'unregisterfunction', id });
       },
     };
   }
 
   registerTrigger<C = unknown>(input: TriggerInput<C>): TriggerRef {
+    const triggers = this.triggers.registered;
     const id = randomUUID();
     const message: RegisterTriggerMessage = { type: 'registertrigger', id, trigger_type: input.type, function_id: input.function_id, config: input.config };
     if (input.metadata) message.metadata = input.metadata;
@@ -208,25 +125,26 @@ export class Worker extends EventEmitter<{
       entry.settle = (error, parked) => (error ? reject(error) : resolve({ parked }));
     });
     ready.catch(() => {}); // an unobserved rejection must not crash the worker; it is also logged
-    this.triggers.set(id, entry);
-    this.sendNow(message);
+    triggers.set(id, entry);
+    this.connection.sendNow(message);
     return {
       id,
       ready,
       unregister: () => {
-        if (this.triggers.delete(id)) this.send({ type: 'unregistertrigger', id, trigger_type: input.type });
+        if (triggers.delete(id)) this.connection.send({ type: 'unregistertrigger', id, trigger_type: input.type });
       },
     };
   }
 
   registerTriggerType<C = unknown>(type: { id: string; description: string }, handler: TriggerTypeHandler<C>): { id: string; unregister(): void } {
+    const types = this.triggers.types;
     const message: RegisterTriggerTypeMessage = { type: 'registertriggertype', id: type.id, description: type.description };
-    this.triggerTypes.set(type.id, { message, handler: handler as TriggerTypeHandler });
-    this.sendNow(message);
+    types.set(type.id, { message, handler: handler as TriggerTypeHandler });
+    this.connection.sendNow(message);
     return {
       id: type.id,
       unregister: () => {
-        if (this.triggerTypes.delete(type.id)) this.sendNow({ type: 'unregistertriggertype', id: type.id });
+        if (types.delete(type.id)) this.connection.sendNow({ type: 'unregistertriggertype', id: type.id });
       },
     };
   }
@@ -235,36 +153,12 @@ export class Worker extends EventEmitter<{
   registerService(service: { id: string; name?: string; description?: string; parent_service_id?: string }): void {
     const message = { type: 'registerservice', ...service, name: service.name ?? service.id };
     this.services.set(service.id, message);
-    this.sendNow(message);
+    this.connection.sendNow(message);
   }
 
   /** Calls a function. Sync calls resolve with its result; `TriggerAction.Void()` resolves at once. */
   trigger<I = unknown, O = unknown>(request: TriggerRequest<I>): Promise<O> {
-    const scope = invocationScope.getStore();
-    const frame: InvokeFunctionMessage = { type: 'invokefunction', function_id: request.function_id, data: request.payload ?? null };
-    if (scope?.traceparent) frame.traceparent = scope.traceparent;
-    if (scope?.baggage) frame.baggage = scope.baggage;
-    if (request.action) frame.action = request.action;
-    if (this.connState === 'shutdown') return Promise.reject(new FlintInvocationError('worker_shutting_down', 'the worker is shut down', request.function_id));
-    if (request.action?.type === 'void') {
-      return this.send(frame) ? Promise.resolve(undefined as O) : Promise.reject(this.queueFull(request.function_id));
-    }
-    const id = randomUUID();
-    frame.invocation_id = id;
-    if (request.timeoutMs !== undefined) frame.timeout_ms = request.timeoutMs;
-    const timeoutMs = request.timeoutMs ?? this.options.invocationTimeoutMs;
-    return new Promise<O>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new FlintInvocationError('invocation_timeout', `invocation of ${request.function_id} timed out after ${timeoutMs} ms`, request.function_id));
-      }, timeoutMs);
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer, functionId: request.function_id });
-      if (!this.send(frame)) {
-        clearTimeout(timer);
-        this.pending.delete(id);
-        reject(this.queueFull(request.function_id));
-      }
-    });
+    return this.calls.trigger<I, O>(request);
   }
 
   /** Creates a channel; pass `readerRef`/`writerRef` in a payload to hand an end to another function. */
@@ -283,63 +177,22 @@ export class Worker extends EventEmitter<{
 
   /** Rejects pending calls, stops reconnecting and closes the connection. */
   async shutdown(): Promise<void> {
-    if (this.connState === 'shutdown') return;
-    this.connState = 'shutdown';
-    clearTimeout(this.reconnectTimer);
-    for (const [id, p] of this.pending) {
-      clearTimeout(p.timer);
-      p.reject(new FlintInvocationError('worker_shutting_down', 'the worker is shutting down', p.functionId));
-      this.pending.delete(id);
-    }
-    this.outbox = [];
-    const ws = this.ws;
-    if (!ws || ws.readyState === WebSocket.CLOSED) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        ws.terminate();
-        resolve();
-      }, 1000);
-      ws.once('close', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
-      else ws.close(1000, 'worker shutdown');
-    });
+    if (this.connection.state === 'shutdown') return;
+    this.calls.rejectAll();
+    await this.connection.shutdown();
   }
 
-  private connect(): void {
-    this.connState = 'connecting';
-    const ws = new WebSocket(this.url, { headers: this.options.headers, perMessageDeflate: false });
-    this.ws = ws;
-    ws.on('upgrade', (response) => {
-      if (this.ws !== ws) return;
-      this.socket = response.socket as Socket;
-      this.socket.setNoDelay(true);
-    });
-    ws.on('open', () => this.onOpen(ws));
-    ws.on('message', (data) => this.onMessage(data));
-    ws.on('error', (err) => this.log.debug(`[flint] connection error: ${err.message}`));
-    ws.once('close', () => this.onClose(ws));
+  /** Full replay on each connect: the engine gave the connection a new worker id and knows nothing of it yet. */
+  private replay(): void {
+    for (const { message } of this.triggers.types.values()) this.connection.sendNow(message);
+    for (const message of this.services.values()) this.connection.sendNow(message);
+    for (const { message } of this.invocations.functions.values()) this.connection.sendNow(message);
+    for (const { message } of this.triggers.registered.values()) this.connection.sendNow(message);
   }
 
-  private onOpen(ws: WebSocket): void {
-    if (this.ws !== ws) return;
-    this.connState = 'connected';
-    this.attempt = 0;
-    // Full replay: the engine gave this connection a new worker id and knows nothing of it yet.
-    for (const { message } of this.triggerTypes.values()) this.sendNow(message);
-    for (const message of this.services.values()) this.sendNow(message);
-    for (const { message } of this.functions.values()) this.sendNow(message);
-    for (const { message } of this.triggers.values()) this.sendNow(message);
-    const queued = this.outbox;
-    this.outbox = [];
-    for (const frame of queued) {
-      if (frame.type === 'invokefunction' && typeof frame.invocation_id === 'string' && !this.pending.has(frame.invocation_id)) continue;
-      this.sendNow(frame);
-    }
+  private onOpened(): void {
     if (this.options.announce) {
-      this.sendNow({
+      this.connection.sendNow({
         type: 'invokefunction',
         function_id: EngineFunctions.REGISTER_WORKER,
         data: {
@@ -356,200 +209,37 @@ export class Worker extends EventEmitter<{
     this.emit('connected');
   }
 
-  private onClose(ws: WebSocket): void {
-    if (this.ws !== ws) return;
-    const wasConnected = this.connState === 'connected';
-    if (this.connState === 'shutdown') return;
-    this.connState = 'disconnected';
-    if (wasConnected) this.emit('disconnected');
-    const { maxRetries } = this.options.reconnect;
-    if (maxRetries >= 0 && this.attempt >= maxRetries) {
-      this.connState = 'failed';
-      if (maxRetries > 0) this.log.error(`[flint] giving up on ${this.url} after ${this.attempt} reconnect attempts`);
-      this.emit('failed');
-      return;
-    }
-    const delay = reconnectDelay(this.options.reconnect, this.attempt++);
-    this.reconnectTimer = setTimeout(() => this.connect(), delay);
-  }
-
   private onMessage(data: WebSocket.RawData): void {
-    let msg: Record<string, unknown>;
-    try {
-      msg = JSON.parse(data.toString());
-    } catch {
-      this.log.warn('[flint] dropped an undecodable frame from the engine');
+    const decoded = decodeEngineFrame(data.toString());
+    if (!decoded.ok) {
+      // Frames of types this SDK does not know (a newer engine's) are ignored.
+      if (decoded.unknownType !== undefined) this.log.debug(`[flint] ignored a frame of unknown type ${decoded.unknownType}`);
+      else this.log.warn(`[flint] dropped an undecodable frame from the engine: ${decoded.reason}`);
       return;
     }
+    const msg = decoded.message;
     switch (msg.type) {
       case 'invocationresult':
-        return this.onResult(msg);
+        return this.calls.onResult(msg);
       case 'invokefunction':
-        return this.onInvoke(msg);
+        return this.invocations.onInvoke(msg);
       case 'workerregistered':
-        this.workerId = String(msg.worker_id);
+        this.workerId = msg.worker_id;
         this.emit('workerRegistered', this.workerId);
         return;
       case 'triggerregistrationresult':
-        return this.onTriggerResult(msg);
+        return this.triggers.onResult(msg);
       case 'registertrigger':
-        return this.onForwardedTrigger(msg, 'register');
       case 'unregistertrigger':
-        return this.onForwardedTrigger(msg, 'unregister');
-      case 'error': {
-        const e = msg.error as { code?: string; message?: string } | undefined;
-        this.log.warn(`[flint] engine reported ${e?.code ?? 'error'}: ${e?.message ?? ''}`);
+        return this.triggers.onForwarded(msg);
+      case 'error':
+        this.log.warn(`[flint] engine reported ${msg.error.code}: ${msg.error.message}`);
         return;
-      }
-      default:
+      case 'pong':
         return;
     }
   }
-
-  private onResult(msg: Record<string, unknown>): void {
-    const id = msg.invocation_id as string;
-    const p = this.pending.get(id);
-    if (!p) return;
-    this.pending.delete(id);
-    clearTimeout(p.timer);
-    if (msg.error) p.reject(FlintInvocationError.from(msg.error, p.functionId));
-    else p.resolve(msg.result);
-  }
-
-  private onInvoke(msg: Record<string, unknown>): void {
-    const functionId = msg.function_id as string;
-    const invocationId = typeof msg.invocation_id === 'string' && msg.invocation_id !== '' ? msg.invocation_id : undefined;
-    const entry = this.functions.get(functionId);
-    const reply = (result: unknown, error?: unknown) => {
-      if (invocationId === undefined) return;
-      this.send({
-        type: 'invocationresult',
-        invocation_id: invocationId,
-        function_id: functionId,
-        result,
-        error,
-        traceparent: msg.traceparent,
-        baggage: msg.baggage,
-      });
-    };
-    if (!entry) return reply(undefined, { code: 'function_not_found', message: `Function ${functionId} not found on this worker` });
-    const ctx: HandlerContext = { function_id: functionId, invocation_id: invocationId };
-    if (typeof msg.traceparent === 'string') ctx.traceparent = msg.traceparent;
-    if (typeof msg.baggage === 'string') ctx.baggage = msg.baggage;
-    const input = reviveChannels(msg.data, this.url);
-    const fail = (err: unknown) => {
-      if (invocationId === undefined) this.log.warn(`[flint] ${functionId} failed: ${err instanceof Error ? err.message : String(err)}`);
-      reply(undefined, toErrorBody(err));
-    };
-    try {
-      // The scope carries trace context to calls the handler makes; without trace context there is
-      // nothing to carry, and skipping it spares every promise the async-context bookkeeping.
-      const out = ctx.traceparent || ctx.baggage ? invocationScope.run(ctx, () => entry.handler(input, ctx)) : entry.handler(input, ctx);
-      if (out && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then((result) => reply(result), fail);
-      else reply(out);
-    } catch (err) {
-      fail(err);
-    }
-  }
-
-  private onTriggerResult(msg: Record<string, unknown>): void {
-    const entry = this.triggers.get(msg.id as string);
-    if (!entry) return;
-    const e = msg.error as { code?: string; message?: string } | undefined;
-    const error = e
-      ? new TriggerRegistrationError(e.code ?? 'trigger_registration_failed', e.message ?? 'trigger rejected', entry.message.id, entry.message.trigger_type)
-      : undefined;
-    if (error) {
-      // The engine does not keep a rejected trigger; neither does the replay.
-      this.triggers.delete(entry.message.id);
-      this.log.warn(`[flint] trigger ${entry.message.trigger_type} → ${entry.message.function_id} rejected: ${error.message}`);
-      this.emit('triggerError', error);
-    }
-    const settle = entry.settle;
-    entry.settle = undefined;
-    settle?.(error, msg.parked === true);
-  }
-
-  private onForwardedTrigger(msg: Record<string, unknown>, op: 'register' | 'unregister'): void {
-    const typeId = msg.trigger_type as string;
-    const type = this.triggerTypes.get(typeId);
-    const trigger: TriggerConfig = { id: msg.id as string, function_id: msg.function_id as string, config: msg.config };
-    if (msg.metadata) trigger.metadata = msg.metadata as Record<string, unknown>;
-    const answer = (error?: { code: string; message: string }) => {
-      if (op === 'register') this.send({ type: 'triggerregistrationresult', id: trigger.id, trigger_type: typeId, function_id: trigger.function_id, error });
-    };
-    if (!type) return answer({ code: 'trigger_type_not_found', message: `Trigger type ${typeId} is not provided by this worker` });
-    Promise.resolve()
-      .then(() => (op === 'register' ? type.handler.registerTrigger(trigger) : type.handler.unregisterTrigger(trigger)))
-      .then(
-        () => answer(),
-        (err: unknown) => answer({ code: 'trigger_registration_failed', message: err instanceof Error ? err.message : String(err) }),
-      );
-  }
-
-  /** Registration frames: sent when connected, else dropped (the maps are replayed on connect). */
-  private sendNow(frame: object): void {
-    if (this.connState === 'connected' && this.ws?.readyState === WebSocket.OPEN) this.write(this.ws, JSON.stringify(frame));
-  }
-
-  /** Frames written in one turn of the event loop leave in one socket write (corked until setImmediate). */
-  private write(ws: WebSocket, text: string): void {
-    const socket = this.socket;
-    if (socket && !this.corked) {
-      this.corked = true;
-      this.batched = 0;
-      socket.cork();
-      setImmediate(() => {
-        this.corked = false;
-        socket.uncork();
-      });
-    }
-    ws.send(text);
-    // A large batch leaves in parts, so the engine starts on it while this worker goes on.
-    if (socket && ++this.batched >= FLUSH_EVERY) {
-      this.batched = 0;
-      socket.uncork();
-      socket.cork();
-    }
-  }
-
-  /** Calls and results: sent when connected, else queued until the next connect. False when the queue is full. */
-  private send(frame: Record<string, unknown> | InvokeFunctionMessage): boolean {
-    if (this.connState === 'connected' && this.ws?.readyState === WebSocket.OPEN) {
-      this.write(this.ws, JSON.stringify(frame));
-      return true;
-    }
-    if (this.connState === 'shutdown' || !QUEUED_TYPES.has(frame.type as string)) return false;
-    if (this.outbox.length >= this.options.maxQueuedFrames) return false;
-    this.outbox.push(frame as Record<string, unknown>);
-    return true;
-  }
-
-  private queueFull(functionId: string): FlintInvocationError {
-    return new FlintInvocationError('not_connected', `disconnected from ${this.url} and ${this.outbox.length} frames are already queued`, functionId);
-  }
 }
-
-/** Replaces every channel reference in a payload with a reader or writer object. */
-function reviveChannels(value: unknown, base: string): unknown {
-  if (typeof value !== 'object' || value === null) return value;
-  if (isChannelRef(value)) return value.direction === 'read' ? new ChannelReader(base, value) : new ChannelWriter(base, value);
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = reviveChannels(value[i], base);
-    return value;
-  }
-  const obj = value as Record<string, unknown>;
-  for (const key in obj) {
-    // Only objects can hold a ref; writing back unchanged values would make every store megamorphic.
-    const v = obj[key];
-    if (typeof v !== 'object' || v === null) continue;
-    const revived = reviveChannels(v, base);
-    if (revived !== v) obj[key] = revived;
-  }
-  return obj;
-}
-
-export const SDK_VERSION = '0.1.0';
 
 /** Connects a worker to the engine at `url` (default `FLINT_URL`, then ws://127.0.0.1:49134). */
 export function registerWorker(url?: string, options?: WorkerOptions): Worker {

@@ -1,0 +1,166 @@
+import type { Socket } from 'node:net';
+import type { InvokeFunctionMessage } from '@flint/protocol';
+import WebSocket from 'ws';
+import { type ReconnectOptions, reconnectDelay } from './backoff.js';
+
+export type ConnectionState = 'connecting' | 'connected' | 'disconnected' | 'failed' | 'shutdown';
+
+export interface ConnectionOptions {
+  reconnect: ReconnectOptions;
+  /** Extra headers on the WebSocket upgrade. */
+  headers?: Record<string, string>;
+  /** Cap on frames queued while disconnected. */
+  maxQueuedFrames: number;
+  log: Pick<Console, 'error' | 'debug'>;
+}
+
+/** What the connection asks of the worker it carries. */
+export interface ConnectionHost {
+  /** Sends every registration again (with `sendNow`): on each open, before the queued frames. */
+  replay(): void;
+  /** False for a queued call nobody awaits any more (it timed out meanwhile): it is dropped, not sent. */
+  awaits(invocationId: string): boolean;
+  /** The connection is open, and the registrations and queued frames are written. */
+  opened(): void;
+  message(data: WebSocket.RawData): void;
+  /** An open connection closed; a reconnect follows unless the retries are used up. */
+  disconnected(): void;
+  /** Reconnecting stopped after `reconnect.maxRetries` attempts. */
+  failed(): void;
+}
+
+/** Frames written in one go at most, even within one turn of the event loop. */
+const FLUSH_EVERY = 16;
+const QUEUED_TYPES = new Set(['invokefunction', 'invocationresult', 'unregistertrigger', 'triggerregistrationresult']);
+
+/**
+ * The WebSocket to the engine: connects and reconnects with backoff, queues calls and results while
+ * disconnected, and writes the frames of one event-loop turn corked into few socket writes.
+ */
+export class Connection {
+  state: ConnectionState = 'connecting';
+  private ws: WebSocket | undefined;
+  private attempt = 0;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private outbox: Record<string, unknown>[] = [];
+  private socket: Socket | undefined;
+  private corked = false;
+  private batched = 0;
+
+  constructor(
+    readonly url: string,
+    private readonly options: ConnectionOptions,
+    private readonly host: ConnectionHost,
+  ) {}
+
+  /** Frames waiting for the next connect. */
+  get queued(): number {
+    return this.outbox.length;
+  }
+
+  connect(): void {
+    this.state = 'connecting';
+    const ws = new WebSocket(this.url, { headers: this.options.headers, perMessageDeflate: false });
+    this.ws = ws;
+    ws.on('upgrade', (response) => {
+      if (this.ws !== ws) return;
+      this.socket = response.socket as Socket;
+      this.socket.setNoDelay(true);
+    });
+    ws.on('open', () => this.onOpen(ws));
+    ws.on('message', (data) => this.host.message(data));
+    ws.on('error', (err) => this.options.log.debug(`[flint] connection error: ${err.message}`));
+    ws.once('close', () => this.onClose(ws));
+  }
+
+  /** Stops reconnecting, drops the queued frames and closes the connection (forcibly after 1 s). */
+  async shutdown(): Promise<void> {
+    this.state = 'shutdown';
+    clearTimeout(this.reconnectTimer);
+    this.outbox = [];
+    const ws = this.ws;
+    if (!ws || ws.readyState === WebSocket.CLOSED) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        ws.terminate();
+        resolve();
+      }, 1000);
+      ws.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      else ws.close(1000, 'worker shutdown');
+    });
+  }
+
+  /** Registration frames: sent when connected, else dropped (the registrations are replayed on connect). */
+  sendNow(frame: object): void {
+    if (this.state === 'connected' && this.ws?.readyState === WebSocket.OPEN) this.write(this.ws, JSON.stringify(frame));
+  }
+
+  /** Calls and results: sent when connected, else queued until the next connect. False when the queue is full. */
+  send(frame: Record<string, unknown> | InvokeFunctionMessage): boolean {
+    if (this.state === 'connected' && this.ws?.readyState === WebSocket.OPEN) {
+      this.write(this.ws, JSON.stringify(frame));
+      return true;
+    }
+    if (this.state === 'shutdown' || !QUEUED_TYPES.has(frame.type as string)) return false;
+    if (this.outbox.length >= this.options.maxQueuedFrames) return false;
+    this.outbox.push(frame as Record<string, unknown>);
+    return true;
+  }
+
+  private onOpen(ws: WebSocket): void {
+    if (this.ws !== ws) return;
+    this.state = 'connected';
+    this.attempt = 0;
+    // Full replay: the engine gave this connection a new worker id and knows nothing of it yet.
+    this.host.replay();
+    const queued = this.outbox;
+    this.outbox = [];
+    for (const frame of queued) {
+      if (frame.type === 'invokefunction' && typeof frame.invocation_id === 'string' && !this.host.awaits(frame.invocation_id)) continue;
+      this.sendNow(frame);
+    }
+    this.host.opened();
+  }
+
+  private onClose(ws: WebSocket): void {
+    if (this.ws !== ws) return;
+    const wasConnected = this.state === 'connected';
+    if (this.state === 'shutdown') return;
+    this.state = 'disconnected';
+    if (wasConnected) this.host.disconnected();
+    const { maxRetries } = this.options.reconnect;
+    if (maxRetries >= 0 && this.attempt >= maxRetries) {
+      this.state = 'failed';
+      if (maxRetries > 0) this.options.log.error(`[flint] giving up on ${this.url} after ${this.attempt} reconnect attempts`);
+      this.host.failed();
+      return;
+    }
+    const delay = reconnectDelay(this.options.reconnect, this.attempt++);
+    this.reconnectTimer = setTimeout(() => this.connect(), delay);
+  }
+
+  /** Frames written in one turn of the event loop leave in one socket write (corked until setImmediate). */
+  private write(ws: WebSocket, text: string): void {
+    const socket = this.socket;
+    if (socket && !this.corked) {
+      this.corked = true;
+      this.batched = 0;
+      socket.cork();
+      setImmediate(() => {
+        this.corked = false;
+        socket.uncork();
+      });
+    }
+    ws.send(text);
+    // A large batch leaves in parts, so the engine starts on it while this worker goes on.
+    if (socket && ++this.batched >= FLUSH_EVERY) {
+      this.batched = 0;
+      socket.uncork();
+      socket.cork();
+    }
+  }
+}

@@ -1,0 +1,79 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { type InvokeFunctionMessage, type RegisterFunctionMessage, isChannelRef, toErrorBody } from '@flint/protocol';
+import { ChannelReader, ChannelWriter } from './channels.js';
+import type { Connection } from './connection.js';
+import type { Handler, HandlerContext } from './types.js';
+
+/** The invocation being handled, so that calls its handler makes carry its trace context. */
+export const invocationScope = new AsyncLocalStorage<HandlerContext>();
+
+export interface FunctionEntry {
+  message: RegisterFunctionMessage;
+  handler: Handler;
+}
+
+/** Incoming invocations: runs the handler of each `invokefunction` frame and sends its result back. */
+export class Invocations {
+  /** The functions registered on this worker, by id (replayed on each connect). */
+  readonly functions = new Map<string, FunctionEntry>();
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly log: Pick<Console, 'warn'>,
+  ) {}
+
+  onInvoke(msg: InvokeFunctionMessage): void {
+    const functionId = msg.function_id;
+    const invocationId = msg.invocation_id ? msg.invocation_id : undefined;
+    const entry = this.functions.get(functionId);
+    const reply = (result: unknown, error?: unknown) => {
+      if (invocationId === undefined) return;
+      this.connection.send({
+        type: 'invocationresult',
+        invocation_id: invocationId,
+        function_id: functionId,
+        result,
+        error,
+        traceparent: msg.traceparent,
+        baggage: msg.baggage,
+      });
+    };
+    if (!entry) return reply(undefined, { code: 'function_not_found', message: `Function ${functionId} not found on this worker` });
+    const ctx: HandlerContext = { function_id: functionId, invocation_id: invocationId };
+    if (typeof msg.traceparent === 'string') ctx.traceparent = msg.traceparent;
+    if (typeof msg.baggage === 'string') ctx.baggage = msg.baggage;
+    const input = reviveChannels(msg.data, this.connection.url);
+    const fail = (err: unknown) => {
+      if (invocationId === undefined) this.log.warn(`[flint] ${functionId} failed: ${err instanceof Error ? err.message : String(err)}`);
+      reply(undefined, toErrorBody(err));
+    };
+    try {
+      // The scope carries trace context to calls the handler makes; without trace context there is
+      // nothing to carry, and skipping it spares every promise the async-context bookkeeping.
+      const out = ctx.traceparent || ctx.baggage ? invocationScope.run(ctx, () => entry.handler(input, ctx)) : entry.handler(input, ctx);
+      if (out && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then((result) => reply(result), fail);
+      else reply(out);
+    } catch (err) {
+      fail(err);
+    }
+  }
+}
+
+/** Replaces every channel reference in a payload with a reader or writer object. */
+function reviveChannels(value: unknown, base: string): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (isChannelRef(value)) return value.direction === 'read' ? new ChannelReader(base, value) : new ChannelWriter(base, value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = reviveChannels(value[i], base);
+    return value;
+  }
+  const obj = value as Record<string, unknown>;
+  for (const key in obj) {
+    // Only objects can hold a ref; writing back unchanged values would make every store megamorphic.
+    const v = obj[key];
+    if (typeof v !== 'object' || v === null) continue;
+    const revived = reviveChannels(v, base);
+    if (revived !== v) obj[key] = revived;
+  }
+  return obj;
+}

@@ -1,0 +1,90 @@
+import type { ChannelRef, InvokeAction } from '@flint/protocol';
+import type { ReconnectOptions } from './backoff.js';
+import type { ChannelReader, ChannelWriter } from './channels.js';
+
+// The public types of the SDK: worker options, handlers, registrations, calls and channels.
+
+export interface WorkerOptions {
+  /** Name shown in `flint workers`; default `<hostname>:<pid>`. */
+  workerName?: string;
+  /** Default time-out of `trigger()` calls (ms). */
+  invocationTimeoutMs?: number;
+  reconnect?: Partial<ReconnectOptions>;
+  /** Extra headers on the WebSocket upgrade. */
+  headers?: Record<string, string>;
+  /** Announce the worker (`engine::workers::register`) so it shows in worker listings; default true. */
+  announce?: boolean;
+  /** Cap on frames queued while disconnected. */
+  maxQueuedFrames?: number;
+  /** Where the SDK reports its own problems; default `console`. */
+  log?: Pick<Console, 'warn' | 'error' | 'debug'>;
+}
+
+/** What a handler gets besides its input. */
+export interface HandlerContext {
+  function_id: string;
+  invocation_id: string | undefined;
+  traceparent?: string;
+  baggage?: string;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: handlers default to `any` input/output so plain JS-style handlers type-check, as in iii-sdk
+export type Handler<I = any, O = any> = (input: I, ctx: HandlerContext) => O | Promise<O>;
+
+export interface FunctionOptions {
+  description?: string;
+  request_format?: Record<string, unknown>;
+  response_format?: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+}
+
+export interface FunctionRef {
+  id: string;
+  unregister(): void;
+}
+
+export interface TriggerInput<C = unknown> {
+  type: string;
+  function_id: string;
+  config: C;
+  metadata?: Record<string, unknown>;
+}
+
+export interface TriggerRef {
+  id: string;
+  /** Resolves once the engine accepted the trigger (applied, or parked until its type is provided); rejects with its error. */
+  ready: Promise<{ parked: boolean }>;
+  unregister(): void;
+}
+
+export interface TriggerConfig<C = unknown> {
+  id: string;
+  function_id: string;
+  config: C;
+  metadata?: Record<string, unknown>;
+}
+
+/** Implemented by a worker that provides a trigger type. Throw to reject a trigger. */
+export interface TriggerTypeHandler<C = unknown> {
+  registerTrigger(trigger: TriggerConfig<C>): void | Promise<void>;
+  unregisterTrigger(trigger: TriggerConfig<C>): void | Promise<void>;
+}
+
+export interface TriggerRequest<I = unknown> {
+  function_id: string;
+  payload?: I;
+  action?: InvokeAction;
+  timeoutMs?: number;
+}
+
+export const TriggerAction = {
+  Void: (): InvokeAction => ({ type: 'void' }),
+  Enqueue: (options: { queue: string }): InvokeAction => ({ type: 'enqueue', queue: options.queue }),
+};
+
+export interface Channel {
+  writer: ChannelWriter;
+  reader: ChannelReader;
+  writerRef: ChannelRef;
+  readerRef: ChannelRef;
+}
