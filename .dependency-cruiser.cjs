@@ -58,10 +58,10 @@ module.exports = {
     {
       name: 'engine-core-not-to-modules-or-adapters',
       comment:
-        'core/ never imports a module or an adapter implementation: modules plug into core through the module API, which may name adapter interfaces (adapters/<capability>/types.ts).',
+        'core/ never imports a module or an adapter: adapter families add themselves to core/api/adapters.ts by declaration merging and the composition root hands core the adapter table.',
       severity: 'error',
       from: { path: `${ENGINE}core/` },
-      to: { path: `${ENGINE}(modules|adapters)/`, pathNot: `${ENGINE}adapters/[^/]+/types\\.ts$` },
+      to: { path: `${ENGINE}(modules|adapters)/` },
     },
     {
       name: 'engine-core-not-to-config-or-root',
@@ -118,6 +118,22 @@ module.exports = {
       severity: 'error',
       from: { path: `${ENGINE}adapters/` },
       to: { path: `${ENGINE}(modules/|config/|engine\\.ts$|index\\.ts$)` },
+    },
+
+    {
+      name: 'engine-lib-imports-no-module-or-adapter',
+      comment:
+        'src/lib/ is shared code every module may import: it imports no module, no adapter (nor their interfaces), no config/ and not engine.ts.',
+      severity: 'error',
+      from: { path: `${ENGINE}lib/` },
+      to: { path: `${ENGINE}(modules/|adapters/|config/|engine\\.ts$|index\\.ts$)` },
+    },
+    {
+      name: 'engine-lib-core-only-module-api-and-logger',
+      comment: 'src/lib/ sees core only as modules do: through core/module-api.ts (and its core/api/ types) and core/logger.ts.',
+      severity: 'error',
+      from: { path: `${ENGINE}lib/` },
+      to: { path: `${ENGINE}core/`, pathNot: `${ENGINE}core/(module-api\\.ts|logger\\.ts|api/)` },
     },
 
     // ---- general ----

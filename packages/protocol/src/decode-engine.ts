@@ -43,7 +43,7 @@ export function decodeEngineFrame(text: string): EngineDecodeResult {
     }
     case 'invocationresult':
       if (typeof f.invocation_id !== 'string') return fail('invocationresult: invocation_id must be a string');
-      if (typeof f.function_id !== 'string') return fail('invocationresult: function_id must be a string');
+      if (!optString(f.function_id)) return fail('invocationresult: function_id must be a string');
       if (!optObject(f.error)) return fail('invocationresult: error must be an object');
       if (!optString(f.traceparent) || !optString(f.baggage)) return fail('invocationresult: traceparent and baggage must be strings');
       return { ok: true, message: f as unknown as EngineToWorker };

@@ -15,14 +15,14 @@ import WebSocket, { type RawData, WebSocketServer } from 'ws';
 
 process.env.OTEL_ENABLED = 'false';
 
-const disposers: (() => Promise<unknown> | void)[] = [];
-const track = (dispose: () => Promise<unknown> | void) => disposers.push(dispose);
+const disposers: (() => unknown)[] = [];
+const track = (dispose: () => unknown) => disposers.push(dispose);
 
 afterEach(async () => {
   const errors: unknown[] = [];
   while (disposers.length > 0) {
     try {
-      await (disposers.pop() as () => Promise<unknown> | void)();
+      await (disposers.pop() as () => unknown)();
     } catch (err) {
       errors.push(err);
     }

@@ -4,10 +4,10 @@
  */
 import { within } from './util.js';
 
-const disposers: (() => Promise<unknown> | void)[] = [];
+const disposers: (() => unknown)[] = [];
 
 /** Remembers something to undo in `cleanup()` (run in reverse order). */
-export function track(dispose: () => Promise<unknown> | void): void {
+export function track(dispose: () => unknown): void {
   disposers.push(dispose);
 }
 
@@ -15,7 +15,7 @@ export function track(dispose: () => Promise<unknown> | void): void {
 export async function cleanup(): Promise<void> {
   const errors: unknown[] = [];
   while (disposers.length > 0) {
-    const dispose = disposers.pop() as () => Promise<unknown> | void;
+    const dispose = disposers.pop() as () => unknown;
     try {
       await within(Promise.resolve(dispose()), 5000, 'clean-up step');
     } catch (err) {
