@@ -44,8 +44,10 @@ export async function start(options: StartOptions): Promise<number> {
       stopping = true;
       engine.logger.info(`${signal} received: shutting down (stop accepting, fail in-flight calls, drain workers, flush stores)`);
       Promise.all([engine.stop(), ...workers.map(stopWorker)]).then(
-        () => {
-          engine.logger.info('engine stopped');
+        ([report]) => {
+          const held = report.holdups.map((h) => `${h.module} (${h.phase})`);
+          if (held.length > 0) engine.logger.warn(`engine stopped; held up past shutdown_timeout_ms by: ${held.join(', ')}`);
+          else engine.logger.info('engine stopped');
           resolve(0);
         },
         (err: unknown) => {
