@@ -8,93 +8,47 @@ export interface ErrorSpec {
   readonly status?: number;
 }
 
+const spec = <M extends string>(message: M, summary: string) => ({ message, summary });
+const http = <M extends string, S extends number>(status: S, message: M, summary: string) => ({ status, message, summary });
+
 /**
  * The one catalogue of stable error codes used on the bridge and in HTTP error bodies: each code with
  * its message template and, where it has one, its HTTP status. docs/errors.md lists every entry (a
  * test keeps the two in step).
  */
 export const ERROR_CODES = {
-  function_not_found: { summary: 'No function with this id is registered.', message: 'Function {function_id} not found' },
-  function_not_invokable: {
-    summary: 'The function is registered as HTTP-invoked and cannot run on this worker.',
-    message: 'HTTP-invoked functions are not supported ({function_id})',
-  },
-  invocation_failed: { summary: 'The handler threw or returned an error.', message: '{reason}' },
-  invocation_timeout: { summary: 'No result arrived within the invocation time-out.', message: 'Invocation of {function_id} timed out after {timeout_ms} ms' },
-  invocation_stopped: {
-    summary: 'The worker executing the call disconnected before answering.',
-    message: 'Invocation stopped: the worker disconnected',
-  },
-  invalid_payload: { summary: 'The payload of a call does not have the shape the function needs.', message: '{reason}' },
-  invalid_frame: { summary: 'A bridge frame could not be decoded or misses a required field.', message: '{reason}', status: 400 },
-  too_many_invocations: {
-    summary: 'The caller has too many calls in flight; retry later.',
-    message: 'Worker has {in_flight} calls in flight (limit {limit})',
-  },
-  worker_overloaded: {
-    summary: "The target worker's outbound buffer is full; retry later.",
-    message: 'Worker {worker_id} is not reading its frames; retry later',
-  },
-  enqueue_error: {
-    summary: 'The call could not be enqueued (for example, no queue module is loaded).',
-    message: 'Queue module not loaded: enqueue is unavailable',
-  },
-  trigger_registration_failed: { summary: 'The module or worker owning the trigger type rejected the trigger.', message: '{reason}' },
-  trigger_type_not_found: { summary: 'No provider of this trigger type is known.', message: 'Trigger type {trigger_type} is not provided by this worker' },
-  channel_not_found: { summary: 'The channel does not exist or the access key is wrong.', message: 'Channel not found', status: 404 },
-  store_unavailable: { summary: 'The storage behind a module (a file folder, Redis) cannot be used right now.', message: '{reason}' },
-  engine_shutting_down: { summary: 'The engine is shutting down and no longer accepts calls.', message: 'The engine is shutting down' },
-  internal_error: { summary: 'An unexpected error inside the engine.', message: 'internal error: {reason}', status: 500 },
-  upgrade_required: {
-    summary: 'A plain HTTP request reached the bridge port, which only speaks WebSocket.',
-    message: 'This is the Flint worker bridge: connect with a WebSocket',
-    status: 426,
-  },
-  not_found: { summary: 'No WebSocket endpoint exists at this path of the bridge.', message: 'No WebSocket endpoint at {path}', status: 404 },
-  invalid_json: { summary: 'HTTP: the request body is not valid JSON.', message: 'Request body is not valid JSON: {reason}', status: 400 },
-  route_not_found: { summary: 'HTTP: no route matches the path.', message: 'No route for {method} {path}', status: 404 },
-  method_not_allowed: {
-    summary: 'HTTP: the path has routes, but not for this method (the `Allow` header lists them).',
-    message: '{method} is not allowed on {path}',
-    status: 405,
-  },
-  payload_too_large: {
-    summary: "HTTP: the request body is larger than the module's `max_body_bytes`.",
-    message: 'Request body is larger than {limit} bytes',
-    status: 413,
-  },
-  condition_failed: { summary: "HTTP: the route's condition function returned `false`.", message: 'Request condition not met', status: 422 },
-  condition_error: { summary: "HTTP: the route's condition function failed.", message: 'condition {function_id} failed: {reason}', status: 500 },
-  condition_timeout: {
-    summary: "HTTP: the route's condition function did not answer in time.",
-    message: 'condition {function_id} did not answer within {timeout_ms} ms',
-    status: 504,
-  },
-  middleware_error: { summary: 'HTTP: a middleware function failed or answered badly.', message: 'middleware {function_id} failed: {reason}', status: 500 },
-  middleware_timeout: {
-    summary: 'HTTP: a middleware function did not answer in time.',
-    message: 'middleware {function_id} did not answer within {timeout_ms} ms',
-    status: 504,
-  },
-  handler_error: { summary: "HTTP: the route's function failed or returned an invalid response.", message: '{reason}', status: 500 },
-  handler_timeout: {
-    summary: "HTTP: the route's function did not answer (or start streaming) in time.",
-    message: '{function_id} did not answer within {timeout_ms} ms',
-    status: 504,
-  },
-  function_unavailable: {
-    summary: "HTTP: no worker provides the route's function right now.",
-    message: 'No worker provides {function_id} right now',
-    status: 503,
-  },
-  worker_shutting_down: {
-    summary: 'SDK only: the worker is shutting down, so its pending calls are rejected.',
-    message: 'the worker is shutting down',
-  },
-  not_connected: {
-    summary: 'SDK only: the call could not be queued because the worker is disconnected and its queue is full.',
-    message: 'disconnected from {url} and {queued} frames are already queued',
-  },
+  function_not_found: spec('Function {function_id} not found', 'No function with this id is registered.'),
+  function_not_invokable: spec('HTTP-invoked functions are not supported ({function_id})', 'The function is HTTP-invoked and cannot run on a worker.'),
+  invocation_failed: spec('{reason}', 'The handler threw or returned an error.'),
+  invocation_timeout: spec('Invocation of {function_id} timed out after {timeout_ms} ms', 'No result arrived within the invocation time-out.'),
+  invocation_stopped: spec('Invocation stopped: the worker disconnected', 'The worker executing the call disconnected before answering.'),
+  invalid_payload: spec('{reason}', 'The payload of a call does not have the shape the function needs.'),
+  invalid_frame: http(400, '{reason}', 'A bridge frame could not be decoded or misses a required field.'),
+  too_many_invocations: spec('Worker has {in_flight} calls in flight (limit {limit})', 'The caller has too many calls in flight; retry later.'),
+  worker_overloaded: spec('Worker {worker_id} is not reading its frames; retry later', "The target worker's outbound buffer is full; retry later."),
+  enqueue_error: spec('Queue module not loaded: enqueue is unavailable', 'The call could not be enqueued (for example, no queue module is loaded).'),
+  trigger_registration_failed: spec('{reason}', 'The module or worker owning the trigger type rejected the trigger.'),
+  trigger_type_not_found: spec('Trigger type {trigger_type} is not provided by this worker', 'No provider of this trigger type is known.'),
+  channel_not_found: http(404, 'Channel not found', 'The channel does not exist or the access key is wrong.'),
+  store_unavailable: spec('{reason}', 'The storage behind a module (a file folder, Redis) cannot be used right now.'),
+  engine_shutting_down: spec('The engine is shutting down', 'The engine is shutting down and no longer accepts calls.'),
+  internal_error: http(500, 'internal error: {reason}', 'An unexpected error inside the engine.'),
+  upgrade_required: http(426, 'This is the Flint worker bridge: connect with a WebSocket', 'A plain HTTP request reached the bridge (WebSocket only).'),
+  not_found: http(404, 'No WebSocket endpoint at {path}', 'No WebSocket endpoint exists at this path of the bridge.'),
+  invalid_json: http(400, 'Request body is not valid JSON: {reason}', 'HTTP: the request body is not valid JSON.'),
+  route_not_found: http(404, 'No route for {method} {path}', 'HTTP: no route matches the path.'),
+  method_not_allowed: http(405, '{method} is not allowed on {path}', 'HTTP: the path has routes, but not for this method (the `Allow` header lists them).'),
+  payload_too_large: http(413, 'Request body is larger than {limit} bytes', "HTTP: the request body is larger than the module's `max_body_bytes`."),
+  condition_failed: http(422, 'Request condition not met', "HTTP: the route's condition function returned `false`."),
+  condition_error: http(500, 'condition {function_id} failed: {reason}', "HTTP: the route's condition function failed."),
+  condition_timeout: http(504, 'condition {function_id} did not answer within {timeout_ms} ms', "HTTP: the route's condition function did not answer in time."),
+  middleware_error: http(500, 'middleware {function_id} failed: {reason}', 'HTTP: a middleware function failed or answered badly.'),
+  middleware_timeout: http(504, 'middleware {function_id} did not answer within {timeout_ms} ms', 'HTTP: a middleware function did not answer in time.'),
+  handler_error: http(500, '{reason}', "HTTP: the route's function failed or returned an invalid response."),
+  handler_timeout: http(504, '{function_id} did not answer within {timeout_ms} ms', "HTTP: the route's function did not answer (or start streaming) in time."),
+  function_unavailable: http(503, 'No worker provides {function_id} right now', "HTTP: no worker provides the route's function right now."),
+  worker_shutting_down: spec('the worker is shutting down', 'SDK only: the worker is shutting down, so its pending calls are rejected.'),
+  not_connected: spec('disconnected from {url} and {queued} frames are already queued', 'SDK only: the worker is disconnected and its queue of calls is full.'),
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -24,6 +24,7 @@ describe('decodeEngineFrame: good frames', () => {
       { type: 'invocationresult', invocation_id: ID, function_id: 'f', result: [1, 2, 3] },
       { type: 'invocationresult', invocation_id: ID, function_id: '', error: { code: 'invalid_frame', message: 'bad' } },
       { type: 'invocationresult', invocation_id: ID, function_id: 'f', error: null, traceparent: '00-abc-def-01' },
+      { type: 'invocationresult', invocation_id: ID, result: 'no function_id: older engines' },
     ],
     registertrigger: [
       { type: 'registertrigger', id: 't1', trigger_type: 'cron', function_id: 'f', config: { expression: '* * * * *' } },
@@ -95,7 +96,7 @@ describe('decodeEngineFrame: bad frames', () => {
     [{ type: 'invokefunction', function_id: 'f', action: { type: 'later' } }, /action\.type/],
     [{ type: 'invocationresult', function_id: 'f', result: 1 }, /invocation_id/],
     [{ type: 'invocationresult', invocation_id: 1, function_id: 'f' }, /invocation_id/],
-    [{ type: 'invocationresult', invocation_id: ID }, /function_id/],
+    [{ type: 'invocationresult', invocation_id: ID, function_id: 7 }, /function_id/],
     [{ type: 'invocationresult', invocation_id: ID, function_id: 'f', error: 'boom' }, /error/],
     [{ type: 'invocationresult', invocation_id: ID, function_id: 'f', error: ['boom'] }, /error/],
     [{ type: 'invocationresult', invocation_id: ID, function_id: 'f', baggage: 3 }, /baggage/],

@@ -1,0 +1,150 @@
+/**
+ * Module API: `ctx.registerTrigger` for a module's own functions (ready / parked / refused) and the
+ * release of a module's triggers at its stop.
+ */
+import type { Engine, ModuleContext, ModuleTrigger, TriggerRecord } from '@flint/engine';
+import { FlintError } from '@flint/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanup } from '../support/cleanup.js';
+import { SDK_KINDS, type TriggerConfigSeen, listTriggers, startWorker } from '../support/harness.js';
+import { uid, waitFor } from '../support/util.js';
+import { HTTP, fakeModule, listenerUrl, startWithModules } from './fake-module.js';
+
+afterEach(cleanup);
+
+/** A module that registers `fake::hello` and one trigger for it (`input` without function_id). */
+function routeModule(input: Omit<Parameters<ModuleContext['registerTrigger']>[0], 'function_id'>, events: string[] = []) {
+  const state: { trigger?: ModuleTrigger } = {};
+  const def = fakeModule('test-fake', {
+    start: (ctx, config) => {
+      ctx.registerFunction({ id: 'fake::hello', description: 'says hello' }, (data) => ({
+        status_code: 201,
+        headers: { 'x-fake': config.label },
+        body: { hello: config.label, query: (data as { query_params?: unknown }).query_params },
+      }));
+      state.trigger = ctx.registerTrigger({ ...input, function_id: 'fake::hello' });
+    },
+    stop: () => void events.push('test-fake stop'),
+  });
+  return { def, state };
+}
+
+/** A module providing trigger type `type`, recording what its provider is told. */
+function providerModule(type: string, events: string[]) {
+  return fakeModule('test-provider', {
+    start: (ctx) => {
+      ctx.registerTriggerType(
+        { id: type, description: 'a module-provided type' },
+        {
+          registerTrigger: (t: TriggerRecord) => void events.push(`register ${t.id} ${t.function_id} owner=${t.owner}`),
+          unregisterTrigger: (t: TriggerRecord) => void events.push(`unregister ${t.id}`),
+        },
+      );
+    },
+    stop: () => void events.push('test-provider stop'),
+  });
+}
+
+describe('ctx.registerTrigger', () => {
+  it('registers an http route for a module function that answers over real HTTP and is listed while running', async () => {
+    const { def, state } = routeModule({ id: 'fake-route', type: 'http', config: { api_path: '/fake/hello', http_method: 'GET' }, metadata: { m: 1 } });
+    const engine = await startWithModules([def], [HTTP, { name: 'test-fake', config: { label: 'bonjour' } }]);
+    expect(await state.trigger?.ready).toEqual({ parked: false });
+    expect(state.trigger?.id).toBe('fake-route');
+
+    const res = await fetch(`${listenerUrl(engine, 'http')}/fake/hello?x=1`);
+    expect(res.status).toBe(201);
+    expect(res.headers.get('x-fake')).toBe('bonjour');
+    expect(await res.json()).toEqual({ hello: 'bonjour', query: { x: '1' } });
+
+    expect(await listTriggers(engine)).toEqual([
+      { id: 'fake-route', trigger_type: 'http', function_id: 'fake::hello', config: { api_path: '/fake/hello', http_method: 'GET' }, metadata: { m: 1 }, status: 'active' },
+    ]);
+  });
+
+  it('generates an id when none is given', async () => {
+    const { def, state } = routeModule({ type: 'http', config: { api_path: '/gen', http_method: 'POST' } });
+    const engine = await startWithModules([def], [HTTP, { name: 'test-fake' }]);
+    await state.trigger?.ready;
+    expect(state.trigger?.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await listTriggers(engine)).map((t) => t.id)).toEqual([state.trigger?.id]);
+  });
+
+  it('rejects ready with trigger_registration_failed when the provider refuses the trigger, and does not keep it', async () => {
+    const { def, state } = routeModule({ id: 'bad-route', type: 'http', config: { api_path: '/bad', http_method: 'FETCH' } });
+    const engine = await startWithModules([def], [HTTP, { name: 'test-fake' }]);
+    const error = await state.trigger?.ready.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(FlintError);
+    expect((error as FlintError).code).toBe('trigger_registration_failed');
+    expect((error as FlintError).message).toContain('http_method must be one of GET, POST, PUT, DELETE, PATCH (got "FETCH")');
+    expect(await listTriggers(engine)).toEqual([]);
+    expect(engine.stats().triggers).toBe(0);
+  });
+
+  it('a trigger registered before its type is provided by an earlier-listed module is parked, then applied when that module starts', async () => {
+    const events: string[] = [];
+    const type = uid('mod-type');
+    const { def, state } = routeModule({ id: 'early', type, config: { any: true } }, events);
+    // test-fake is listed (and so started) before test-provider.
+    const engine = await startWithModules([def, providerModule(type, events)], [{ name: 'test-fake' }, { name: 'test-provider' }]);
+    expect(await state.trigger?.ready).toEqual({ parked: true });
+    await waitFor(() => events.includes('register early fake::hello owner=test-fake'), 1000, 'the parked trigger to be applied');
+    expect((await listTriggers(engine)).map((t) => [t.id, t.status])).toEqual([['early', 'active']]);
+  });
+});
+
+describe.each(SDK_KINDS)('a module trigger of a worker-provided type (%s worker)', (kind) => {
+  it('is parked until the worker provides the type, applied to the worker, and taken back by unregister()', async () => {
+    const type = uid('w-type');
+    const { def, state } = routeModule({ id: 'for-worker', type, config: { every: 'tick' } });
+    const engine = await startWithModules([def], [{ name: 'test-fake' }]);
+    expect(await state.trigger?.ready).toEqual({ parked: true });
+    expect((await listTriggers(engine)).map((t) => [t.id, t.status])).toEqual([['for-worker', 'parked']]);
+
+    const registered: TriggerConfigSeen[] = [];
+    const unregistered: string[] = [];
+    await startWorker(kind, engine, (w) => {
+      w.registerTriggerType(
+        { id: type, description: 'worker type' },
+        { registerTrigger: (t) => void registered.push(t), unregisterTrigger: (t) => void unregistered.push(t.id) },
+      );
+    });
+    await waitFor(() => registered.length === 1, 3000, 'the worker to get the module trigger');
+    expect(registered[0]).toMatchObject({ id: 'for-worker', function_id: 'fake::hello', config: { every: 'tick' } });
+    await waitFor(async () => (await listTriggers(engine))[0]?.status === 'active', 2000, 'the trigger to be active');
+
+    await state.trigger?.unregister();
+    await waitFor(() => unregistered.length === 1, 2000, 'the worker to be told to unregister');
+    expect(unregistered).toEqual(['for-worker']);
+    expect(await listTriggers(engine)).toEqual([]);
+  });
+});
+
+describe('module triggers at engine stop', () => {
+  async function stopAndRecord(engine: Engine): Promise<void> {
+    expect(engine.stats().triggers).toBe(1);
+    await engine.stop();
+    expect(engine.stats().triggers).toBe(0);
+  }
+
+  it('are unregistered from their provider when the owning module stops (before the provider stops)', async () => {
+    const events: string[] = [];
+    const type = uid('mod-type');
+    const { def, state } = routeModule({ id: 'owned', type, config: {} }, events);
+    const engine = await startWithModules([def, providerModule(type, events)], [{ name: 'test-provider' }, { name: 'test-fake' }]);
+    expect(await state.trigger?.ready).toEqual({ parked: false });
+    await stopAndRecord(engine);
+    expect(events).toEqual(['register owned fake::hello owner=test-fake', 'test-fake stop', 'unregister owned', 'test-provider stop']);
+  });
+
+  it('take an http route away: the module trigger is gone from the registry after stop', async () => {
+    const { def, state } = routeModule({ id: 'route-at-stop', type: 'http', config: { api_path: '/bye', http_method: 'GET' } });
+    const engine = await startWithModules([def], [HTTP, { name: 'test-fake' }]);
+    await state.trigger?.ready;
+    expect((await fetch(`${listenerUrl(engine, 'http')}/bye`)).status).toBe(201);
+    await stopAndRecord(engine);
+  });
+});
