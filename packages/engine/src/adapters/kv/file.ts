@@ -1,6 +1,7 @@
-import { type FileHandle, mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { type FileHandle, open, readdir, realpath, rename, unlink } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { FlintError } from '@flint/protocol';
+import { describeError, errnoCode, fsyncDir, makeDirectory, writeAll } from '../shared/files.js';
 import { type HeldLock, acquireLock } from './file-lock.js';
 import { decodeLine, deleteJson, encodeLine, scanLines, setJson } from './file-record.js';
 import { MemoryKvStore } from './memory.js';
@@ -53,67 +54,8 @@ function logName(generation: number): string {
   return `log-${String(generation).padStart(8, '0')}.jsonl`;
 }
 
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-function errnoCode(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException | undefined)?.code;
-}
-
 function unavailable(message: string, path: string): FlintError {
   return new FlintError('store_unavailable', message, { details: { path } });
-}
-
-/** Makes a directory entry (a created, renamed or deleted file) durable. */
-async function fsyncDir(dir: string): Promise<void> {
-  let fh: FileHandle | undefined;
-  try {
-    fh = await open(dir, 'r');
-    await fh.sync();
-  } catch (err) {
-    // Some platforms cannot fsync a directory (Windows, some network file systems): nothing more to do there.
-    const code = errnoCode(err);
-    if (code !== 'EISDIR' && code !== 'EINVAL' && code !== 'EPERM' && code !== 'EBADF' && code !== 'ENOTSUP') throw err;
-  } finally {
-    await fh?.close().catch(() => {});
-  }
-}
-
-/**
- * `mkdir -p`, one level at a time. Node's own recursive mkdir retries forever where the kernel answers
- * ENOENT to creating a directory whose parent exists (e.g. under /proc): start-up must fail, not hang.
- */
-async function makeDirectory(dir: string): Promise<void> {
-  const missing: string[] = [];
-  for (let current = dir; ; ) {
-    try {
-      await stat(current);
-      break;
-    } catch (err) {
-      if (errnoCode(err) !== 'ENOENT') throw err;
-      missing.push(current);
-      const parent = dirname(current);
-      if (parent === current) break;
-      current = parent;
-    }
-  }
-  for (const path of missing.reverse()) {
-    try {
-      await mkdir(path);
-    } catch (err) {
-      if (errnoCode(err) !== 'EEXIST') throw err; // created meanwhile by someone else: fine if it is a directory
-    }
-  }
-  if (!(await stat(dir)).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'EEXIST' });
-}
-
-async function writeAll(fh: FileHandle, data: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < data.length) {
-    const { bytesWritten } = await fh.write(data, offset, data.length - offset, null);
-    offset += bytesWritten;
-  }
 }
 
 /** The JSON text of a value and the copy the store keeps (what a restart would read back). */
@@ -122,7 +64,7 @@ function encodeValue(value: unknown): { json: string; stored: unknown } {
   try {
     json = JSON.stringify(value);
   } catch (err) {
-    throw new FlintError('invalid_payload', `the value cannot be stored as JSON: ${describe(err)}`);
+    throw new FlintError('invalid_payload', `the value cannot be stored as JSON: ${describeError(err)}`);
   }
   if (json === undefined) return { json: 'null', stored: null };
   const stored = typeof value === 'string' || typeof value === 'boolean' || value === null ? value : JSON.parse(json);
@@ -286,7 +228,7 @@ export class FileKvStore extends MemoryKvStore {
           batch.resolve();
         } catch (err) {
           this.failure = unavailable(
-            `writing the state log in ${this.dir} failed (${describe(err)}); the store accepts no more calls — restart the engine to recover from what reached the disk`,
+            `writing the state log in ${this.dir} failed (${describeError(err)}); the store accepts no more calls — restart the engine to recover from what reached the disk`,
             this.dir,
           );
           batch.reject(this.failure);
@@ -301,7 +243,7 @@ export class FileKvStore extends MemoryKvStore {
       }
     } catch (err) {
       // Not expected (every step above handles its errors); never leave callers hanging.
-      this.failure ??= unavailable(`the state store in ${this.dir} failed: ${describe(err)}`, this.dir);
+      this.failure ??= unavailable(`the state store in ${this.dir} failed: ${describeError(err)}`, this.dir);
       this.pending?.reject(this.failure);
       this.pending = null;
     } finally {
@@ -320,7 +262,7 @@ export class FileKvStore extends MemoryKvStore {
       await fsyncDir(this.dir);
     } catch (err) {
       await next?.close().catch(() => {});
-      this.warn(`state store ${this.dir}: cannot start a new log for compaction (${describe(err)}); will retry later`);
+      this.warn(`state store ${this.dir}: cannot start a new log for compaction (${describeError(err)}); will retry later`);
       this.nextCompactionAt = this.logBytes + this.compactAfterBytes;
       return;
     }
@@ -365,14 +307,14 @@ export class FileKvStore extends MemoryKvStore {
     } catch (err) {
       await fh?.close().catch(() => {});
       await unlink(tmpPath).catch(() => {});
-      if (err !== ABORTED) this.warn(`state store ${this.dir}: compaction failed (${describe(err)}); the logs still hold every change`);
+      if (err !== ABORTED) this.warn(`state store ${this.dir}: compaction failed (${describeError(err)}); the logs still hold every change`);
       return;
     }
     // The snapshot is in place: logs before its generation are no longer needed.
     try {
       for (const [older, name] of await this.listLogs()) if (older < generation) await unlink(join(this.dir, name));
     } catch (err) {
-      this.warn(`state store ${this.dir}: cannot delete old logs after compaction (${describe(err)}); they are ignored and retried next time`);
+      this.warn(`state store ${this.dir}: cannot delete old logs after compaction (${describeError(err)}); they are ignored and retried next time`);
     }
   }
 
@@ -385,7 +327,7 @@ export class FileKvStore extends MemoryKvStore {
       await makeDirectory(dir);
       realDir = await realpath(dir);
     } catch (err) {
-      const why = errnoCode(err) === 'EEXIST' ? 'the path exists and is not a directory' : describe(err);
+      const why = errnoCode(err) === 'EEXIST' ? 'the path exists and is not a directory' : describeError(err);
       throw unavailable(`cannot create state directory ${dir}: ${why}`, dir);
     }
     this.lock = await acquireLock(dir, realDir);
@@ -395,7 +337,7 @@ export class FileKvStore extends MemoryKvStore {
       await this.log?.close().catch(() => {});
       await this.lock.release();
       if (err instanceof FlintError) throw err;
-      throw unavailable(`cannot open the state in ${dir}: ${describe(err)}`, dir);
+      throw unavailable(`cannot open the state in ${dir}: ${describeError(err)}`, dir);
     }
   }
 
