@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { FlintError } from '@flint/protocol';
-import { openFileKvStore } from './file.js';
+import { openFileKvStore } from './file/store.js';
 import { MemoryKvStore } from './memory.js';
 import { openRedisKvStore } from './redis.js';
 import type { KvStoreFactory } from './types.js';
@@ -10,8 +10,7 @@ export const openKvStore: KvStoreFactory = async (config, options) => {
   if (config.name === 'kv' && config.config.store_method === 'in_memory') return new MemoryKvStore();
   if (config.name === 'kv' && config.config.store_method === 'file_based') {
     // A relative file_path resolves against the config file's folder, not the working directory.
-    const warn = options.log ? (message: string) => options.log?.warn(message) : undefined;
-    return openFileKvStore(resolve(options.configDir, config.config.file_path), { compactAfterBytes: config.config.compact_after_bytes, onWarning: warn });
+    return openFileKvStore(resolve(options.configDir, config.config.file_path), { compactAfterBytes: config.config.compact_after_bytes, logger: options.log });
   }
   if (config.name === 'redis') return openRedisKvStore(config.config, options.log);
   // Unreachable while the config schema and this switch agree; never echo the config (it may hold a password).

@@ -4,7 +4,7 @@ import { link, open, readFile, rename, unlink, writeFile } from 'node:fs/promise
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { FlintError } from '@flint/protocol';
-import { describeError, errnoCode } from '../shared/files.js';
+import { describeError, errnoCode } from '../../shared/files.js';
 
 /**
  * The `LOCK` file of a `file_based` state directory: one engine process at a time. The file holds
