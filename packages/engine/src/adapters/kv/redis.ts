@@ -1,10 +1,11 @@
 import { FlintError } from '@flint/protocol';
 import type { Redis } from 'ioredis';
+import type { AdapterFactory } from '../../core/api/adapters.js';
+import type { AdapterLog } from '../shared/log.js';
 import { RedisConnection } from '../shared/redis-connection.js';
 import { escapeRedisGlob } from '../shared/redis-text.js';
-import type { KvAdapterConfig, KvEntry, KvStore, KvStoreLog, KvUpdateResult, KvUpdater, KvWriteResult } from './types.js';
-
-type RedisConfig = Extract<KvAdapterConfig, { name: 'redis' }>['config'];
+import { type RedisKvConfig, redisKvConfigSchema } from './redis-config.js';
+import type { KvEntry, KvStore, KvUpdateResult, KvUpdater, KvWriteResult } from './types.js';
 
 /** An `update` that keeps losing the race to other writers of the same key gives up after this many attempts. */
 export const REDIS_UPDATE_MAX_ATTEMPTS = 50;
@@ -75,7 +76,7 @@ export class RedisKvStore implements KvStore {
 
   private constructor(
     private readonly connection: RedisConnection,
-    config: RedisConfig,
+    config: RedisKvConfig,
   ) {
     const redis = connection.client;
     redis.defineCommand('flintKvSet', { numberOfKeys: 1, lua: SET_LUA });
@@ -87,13 +88,13 @@ export class RedisKvStore implements KvStore {
   }
 
   /** Connects (waiting at most `openTimeoutMs` for Redis) and returns the store. */
-  static async open(config: RedisConfig, log?: KvStoreLog, openTimeoutMs?: number): Promise<RedisKvStore> {
+  static async open(config: RedisKvConfig, logger?: AdapterLog, openTimeoutMs?: number): Promise<RedisKvStore> {
     const connection = await RedisConnection.open({
       url: config.redis_url,
       connectionName: 'flint-kv',
       commandTimeoutMs: config.command_timeout_ms,
       openTimeoutMs,
-      logger: log,
+      logger,
     });
     return new RedisKvStore(connection, config);
   }
@@ -204,7 +205,11 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Opens the `redis` store an adapter config names (waits for the first connection; see RedisKvStore). */
-export function openRedisKvStore(config: RedisConfig, log?: KvStoreLog): Promise<RedisKvStore> {
-  return RedisKvStore.open(config, log);
-}
+/** The `redis` kv adapter: one hash per scope on a Redis server, shared by every engine using it. */
+export const redisKvAdapter: AdapterFactory<'kv', RedisKvConfig> = {
+  family: 'kv',
+  name: 'redis',
+  description: 'key-value store on a Redis server (redis_url, key_prefix), shared by every engine using it',
+  configSchema: redisKvConfigSchema,
+  open: (config, env) => RedisKvStore.open(config, env.logger),
+};
