@@ -2,6 +2,9 @@ import type { AdapterFactory, AdapterFamilies, AdapterFamily, AdapterInstance } 
 import { kvAdapters } from './kv/index.js';
 import { type OpenAdapterOptions, openAdapterFrom } from './shared/open.js';
 
+/** Builds the AdapterCatalog (config validation's view) of a table, e.g. `adapterCatalog(ADAPTERS)`. */
+export { adapterCatalog } from './shared/open.js';
+
 /** Every adapter, by `(family, name)`: the table the composition root hands the engine. */
 export const ADAPTERS: readonly AdapterFactory[] = [...kvAdapters];
 

@@ -87,13 +87,12 @@ export class RedisKvStore implements KvStore {
     this.prefix = config.key_prefix;
   }
 
-  /** Connects (waiting at most `openTimeoutMs` for Redis) and returns the store. */
-  static async open(config: RedisKvConfig, logger?: AdapterLog, openTimeoutMs?: number): Promise<RedisKvStore> {
+  /** Connects (waiting at most REDIS_OPEN_TIMEOUT_MS for Redis) and returns the store. */
+  static async open(config: RedisKvConfig, logger?: AdapterLog): Promise<RedisKvStore> {
     const connection = await RedisConnection.open({
       url: config.redis_url,
       connectionName: 'flint-kv',
       commandTimeoutMs: config.command_timeout_ms,
-      openTimeoutMs,
       logger,
     });
     return new RedisKvStore(connection, config);
