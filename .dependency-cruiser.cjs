@@ -119,6 +119,24 @@ module.exports = {
       from: { path: `${ENGINE}adapters/` },
       to: { path: `${ENGINE}(modules/|config/|engine\\.ts$|index\\.ts$)` },
     },
+    {
+      name: 'engine-adapters-shared-is-a-leaf',
+      comment:
+        'adapters/shared/ is the infrastructure every adapter family uses (Redis connection, file helpers): it imports no adapter family, module, config/ or engine.ts, and from core/ only core/api/ and core/logger.ts.',
+      severity: 'error',
+      from: { path: `${ENGINE}adapters/shared/` },
+      to: {
+        path: [`${ENGINE}(modules/|config/|engine\\.ts$|index\\.ts$)`, `${ENGINE}adapters/`, `${ENGINE}core/`],
+        pathNot: [`${ENGINE}adapters/shared/`, `${ENGINE}core/api/`, `${ENGINE}core/logger\\.ts$`],
+      },
+    },
+    {
+      name: 'engine-adapter-family-not-to-other-family',
+      comment: 'adapters/<family>/ never imports adapters/<other family>/: what families share lives in adapters/shared/.',
+      severity: 'error',
+      from: { path: `${ENGINE}adapters/([^/]+)/`, pathNot: `${ENGINE}adapters/shared/` },
+      to: { path: `${ENGINE}adapters/[^/]+/`, pathNot: `${ENGINE}adapters/($1|shared)/` },
+    },
 
     {
       name: 'engine-lib-imports-no-module-or-adapter',

@@ -1,3 +1,4 @@
+export { openAdapter } from './adapters/index.js';
 export { openKvStore } from './adapters/kv/index.js';
 export {
   type KvAdapterConfig,

@@ -1,27 +1,21 @@
-// TEMPORARY (replaced by the adapters branch): the kv adapters as factories over openKvStore.
-import { z } from 'zod';
-import type { AdapterFactory } from '../core/api/adapters.js';
-import { openKvStore } from './kv/index.js';
-import { type KvStore, kvAdapterSchema } from './kv/types.js';
+import type { AdapterFactory, AdapterFamilies, AdapterFamily, AdapterInstance } from '../core/api/adapters.js';
+import { kvAdapters } from './kv/index.js';
+import { type OpenAdapterOptions, openAdapterFrom } from './shared/open.js';
 
-declare module '../core/api/adapters.js' {
-  interface AdapterFamilies {
-    kv: KvStore;
-  }
+/** Builds the AdapterCatalog (config validation's view) of a table, e.g. `adapterCatalog(ADAPTERS)`. */
+export { adapterCatalog } from './shared/open.js';
+
+/** Every adapter, by `(family, name)`: the table the composition root hands the engine. */
+export const ADAPTERS: readonly AdapterFactory[] = [...kvAdapters];
+
+/**
+ * Opens the adapter of `family` that `ref` (`{name, config}`) names, from `ADAPTERS`; see `openAdapterFrom`.
+ * Without a logger, warnings go to `process.emitWarning`.
+ */
+export function openAdapter<F extends AdapterFamily>(
+  family: F,
+  ref: unknown,
+  options: Omit<OpenAdapterOptions, 'log'>,
+): Promise<AdapterFamilies[F] & AdapterInstance> {
+  return openAdapterFrom(ADAPTERS, family, ref, options);
 }
-
-const configOf = (name: 'kv' | 'redis') =>
-  (kvAdapterSchema.options.find((o) => o.shape.name.value === name) as unknown as { shape: { config: z.ZodType } }).shape.config;
-
-export const ADAPTERS: AdapterFactory[] = (['kv', 'redis'] as const).map(
-  (name) =>
-    ({
-      family: 'kv',
-      name,
-      description: name,
-      configSchema: configOf(name),
-      open: (config: unknown, env) =>
-        openKvStore({ name, config } as never, { configDir: env.configDir, log: { warn: (m) => env.logger.warn(m), info: (m) => env.logger.info(m) } }),
-    }) as AdapterFactory,
-);
-void z;

@@ -1,19 +1,11 @@
-import { resolve } from 'node:path';
-import { FlintError } from '@flint/protocol';
-import { openFileKvStore } from './file.js';
-import { MemoryKvStore } from './memory.js';
-import { openRedisKvStore } from './redis.js';
+import type { AdapterFactory } from '../../core/api/adapters.js';
+import { openAdapterFrom } from '../shared/open.js';
+import { kvAdapter } from './kv-adapter.js';
+import { redisKvAdapter } from './redis.js';
 import type { KvStoreFactory } from './types.js';
 
-/** The engine's KvStore factory: in_memory, file_based or redis, as the adapter config says. */
-export const openKvStore: KvStoreFactory = async (config, options) => {
-  if (config.name === 'kv' && config.config.store_method === 'in_memory') return new MemoryKvStore();
-  if (config.name === 'kv' && config.config.store_method === 'file_based') {
-    // A relative file_path resolves against the config file's folder, not the working directory.
-    const warn = options.log ? (message: string) => options.log?.warn(message) : undefined;
-    return openFileKvStore(resolve(options.configDir, config.config.file_path), { compactAfterBytes: config.config.compact_after_bytes, onWarning: warn });
-  }
-  if (config.name === 'redis') return openRedisKvStore(config.config, options.log);
-  // Unreachable while the config schema and this switch agree; never echo the config (it may hold a password).
-  throw new FlintError('internal_error', `kv adapter "${config.name}" is not available`);
-};
+/** The kv family: `kv` (in_memory or file_based, by store_method) and `redis`. */
+export const kvAdapters: AdapterFactory<'kv'>[] = [kvAdapter, redisKvAdapter];
+
+/** The engine's KvStore factory: opens the kv adapter a (state module) config names, from `kvAdapters`. */
+export const openKvStore: KvStoreFactory = (config, options) => openAdapterFrom(kvAdapters, 'kv', config, { configDir: options.configDir, log: options.log });

@@ -1,11 +1,12 @@
 import { FlintError } from '@flint/protocol';
-import { Redis, type RedisOptions } from 'ioredis';
-import type { KvAdapterConfig, KvEntry, KvStore, KvStoreLog, KvUpdateResult, KvUpdater, KvWriteResult } from './types.js';
+import type { Redis } from 'ioredis';
+import type { AdapterFactory } from '../../core/api/adapters.js';
+import type { AdapterLog } from '../shared/log.js';
+import { RedisConnection } from '../shared/redis-connection.js';
+import { escapeRedisGlob } from '../shared/redis-text.js';
+import { type RedisKvConfig, redisKvConfigSchema } from './redis-config.js';
+import type { KvEntry, KvStore, KvUpdateResult, KvUpdater, KvWriteResult } from './types.js';
 
-type RedisConfig = Extract<KvAdapterConfig, { name: 'redis' }>['config'];
-
-/** How long opening a store waits for the first connection before it gives up with store_unavailable. */
-export const REDIS_OPEN_TIMEOUT_MS = 5000;
 /** An `update` that keeps losing the race to other writers of the same key gives up after this many attempts. */
 export const REDIS_UPDATE_MAX_ATTEMPTS = 50;
 
@@ -50,23 +51,6 @@ interface ScriptedRedis extends Redis {
   flintKvCas(hash: string, field: string, existed: '0' | '1', expected: string, json: string): Promise<number>;
 }
 
-/** The URL with its password replaced by `***` (for messages and logs). */
-export function redactRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password === '') return url;
-    parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@');
-  }
-}
-
-/** `*?[]\` and `^` stand for themselves in a SCAN MATCH pattern once escaped with a backslash. */
-export function escapeRedisGlob(text: string): string {
-  return text.replace(/[*?[\]\\^]/g, '\\$&');
-}
-
 /**
  * `redis`: one hash per scope (`${key_prefix}${scope}`), field = key, value = JSON text, so several engines
  * sharing one Redis share the state.
@@ -77,77 +61,41 @@ export function escapeRedisGlob(text: string): string {
  *   (bounded). Updates of one key inside this store are queued locally first, so only writers in other
  *   engines can make an attempt lose. The check is per field, so writers of other keys in the same scope
  *   never cause retries.
- * - The client never queues commands while disconnected (`enableOfflineQueue: false`), every command has a
- *   time-out (`command_timeout_ms`) and commands in flight when the connection drops are failed at once:
- *   while Redis is down every call rejects quickly with `store_unavailable`. ioredis reconnects in the
- *   background (capped back-off); calls succeed again once it is back, without reopening the store.
+ * - The connection is a RedisConnection (../shared/redis-connection.ts): every command has a time-out
+ *   (`command_timeout_ms`), nothing is queued while Redis is down, so every call then rejects quickly with
+ *   `store_unavailable`, and calls succeed again once it is back, without reopening the store.
  */
 export class RedisKvStore implements KvStore {
   readonly kind: string = 'redis';
   private readonly redis: ScriptedRedis;
   private readonly url: string;
   private readonly prefix: string;
-  private readonly commandTimeoutMs: number;
   /** Tail of the queue of local `update`s per hash field (keyed by `${hash}\n${key}`). */
   private readonly updateQueues = new Map<string, Promise<unknown>>();
-  private lastConnectionError: Error | undefined;
-  private inFlight = 0;
-  private lastProgress = Date.now();
-  private timedOut = false;
-  private readonly watchdog: NodeJS.Timeout;
   private closed = false;
 
   private constructor(
-    redis: ScriptedRedis,
-    config: RedisConfig,
-    private readonly log: KvStoreLog | undefined,
+    private readonly connection: RedisConnection,
+    config: RedisKvConfig,
   ) {
-    this.redis = redis;
-    this.url = redactRedisUrl(config.redis_url);
-    this.prefix = config.key_prefix;
-    this.commandTimeoutMs = config.command_timeout_ms;
-    let wasReady = false;
-    redis.on('error', (err: Error) => {
-      if (wasReady && !this.lastConnectionError && !this.closed)
-        this.log?.warn(`redis at ${this.url}: connection lost (${err.message}); calls fail with store_unavailable until it is back`);
-      this.lastConnectionError = err;
-    });
-    this.watchdog = setInterval(() => this.watch(), Math.max(10, Math.floor(this.commandTimeoutMs / 10))).unref();
-    redis.on('ready', () => {
-      this.timedOut = false;
-      if (wasReady && this.lastConnectionError) this.log?.info(`redis at ${this.url}: connection restored`);
-      wasReady = true;
-      this.lastConnectionError = undefined;
-    });
-  }
-
-  /** Connects (waiting at most `REDIS_OPEN_TIMEOUT_MS` for Redis) and returns the store. */
-  static async open(config: RedisConfig, openTimeoutMs = REDIS_OPEN_TIMEOUT_MS, log?: KvStoreLog): Promise<RedisKvStore> {
-    const options: RedisOptions = {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      connectTimeout: Math.max(1000, Math.min(openTimeoutMs, 3000)),
-      // Fail the commands in flight as soon as the connection drops instead of resending them later.
-      maxRetriesPerRequest: 0,
-      autoResendUnfulfilledCommands: false,
-      retryStrategy: (times) => Math.min(times * 100, 2000),
-      connectionName: 'flint-kv',
-      // Commands issued in the same tick go out in one write (many calls in flight share round trips).
-      enableAutoPipelining: true,
-    };
-    let redis: Redis;
-    try {
-      redis = new Redis(config.redis_url, options);
-    } catch (err) {
-      // An unparseable URL.
-      throw new FlintError('store_unavailable', `redis at ${redactRedisUrl(config.redis_url)} is unavailable: ${reasonOf(err, config)}`);
-    }
+    const redis = connection.client;
     redis.defineCommand('flintKvSet', { numberOfKeys: 1, lua: SET_LUA });
     redis.defineCommand('flintKvDelete', { numberOfKeys: 1, lua: DELETE_LUA });
     redis.defineCommand('flintKvCas', { numberOfKeys: 1, lua: CAS_LUA });
-    const store = new RedisKvStore(redis as ScriptedRedis, config, log);
-    await store.waitUntilReady(openTimeoutMs);
-    return store;
+    this.redis = redis as ScriptedRedis;
+    this.url = connection.url;
+    this.prefix = config.key_prefix;
+  }
+
+  /** Connects (waiting at most REDIS_OPEN_TIMEOUT_MS for Redis) and returns the store. */
+  static async open(config: RedisKvConfig, logger?: AdapterLog): Promise<RedisKvStore> {
+    const connection = await RedisConnection.open({
+      url: config.redis_url,
+      connectionName: 'flint-kv',
+      commandTimeoutMs: config.command_timeout_ms,
+      logger,
+    });
+    return new RedisKvStore(connection, config);
   }
 
   async get(scope: string, key: string): Promise<KvEntry> {
@@ -198,18 +146,8 @@ export class RedisKvStore implements KvStore {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
     this.closed = true;
-    clearInterval(this.watchdog);
-    if (this.redis.status === 'ready') {
-      try {
-        await this.redis.quit();
-        return;
-      } catch {
-        // Fall through: drop the connection without waiting.
-      }
-    }
-    this.redis.disconnect();
+    await this.connection.close();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -250,87 +188,10 @@ export class RedisKvStore implements KvStore {
     }
   }
 
-  /** Runs one Redis command, turning every failure of Redis or of the connection into store_unavailable. */
-  private async call<T>(command: () => Promise<T>): Promise<T> {
-    if (this.closed) throw new FlintError('store_unavailable', `redis at ${this.url} is unavailable: the store is closed`);
-    if (this.inFlight === 0) this.lastProgress = Date.now();
-    this.inFlight++;
-    try {
-      return await command();
-    } catch (err) {
-      throw this.unavailable(err);
-    } finally {
-      this.inFlight--;
-      this.lastProgress = Date.now();
-    }
-  }
-
-  /**
-   * The command time-out, without a timer per command: when commands are in flight and none has
-   * been answered for `command_timeout_ms`, the connection is dropped, which fails them all at once
-   * (store_unavailable) and reconnects.
-   */
-  private watch(): void {
-    if (this.inFlight === 0 || Date.now() - this.lastProgress <= this.commandTimeoutMs || this.redis.status !== 'ready') return;
-    this.timedOut = true;
-    this.log?.warn(`redis at ${this.url}: no answer within ${this.commandTimeoutMs} ms; reconnecting`);
-    // A hung server never finishes a graceful close, so the socket is destroyed: ioredis then fails
-    // the queued commands at once and reconnects.
-    this.redis.stream.destroy();
-  }
-
-  private unavailable(err: unknown): FlintError {
-    if (err instanceof FlintError) return err;
-    let reason: string;
-    const message = err instanceof Error ? err.message : String(err);
-    if (this.timedOut && /Connection is closed|max retries per request/i.test(message)) {
-      reason = `no answer within ${this.commandTimeoutMs} ms`;
-    } else if (/enableOfflineQueue|Connection is closed|max retries per request/i.test(message)) {
-      reason = this.redis.status === 'ready' ? 'the connection was lost' : `not connected (${this.redis.status})`;
-      if (this.lastConnectionError) reason += `: ${this.lastConnectionError.message}`;
-    } else if (/Command timed out/i.test(message)) {
-      reason = `no answer within ${this.commandTimeoutMs} ms`;
-    } else {
-      reason = message;
-    }
-    return new FlintError('store_unavailable', `redis at ${this.url} is unavailable: ${this.scrub(reason)}`);
-  }
-
-  /** Waits for the first `ready`; on time-out (or an answer such as a wrong password) closes and rejects. */
-  private async waitUntilReady(timeoutMs: number): Promise<void> {
-    const redis = this.redis;
-    let timer: NodeJS.Timeout | undefined;
-    let onError: ((err: Error) => void) | undefined;
-    try {
-      await new Promise<void>((resolve, reject) => {
-        timer = setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms`)), timeoutMs);
-        // A reply error while connecting (WRONGPASS, NOAUTH, …) will not go away by retrying.
-        onError = (err: Error) => {
-          if (err.name === 'ReplyError') reject(err);
-        };
-        redis.on('error', onError);
-        redis.connect().then(resolve, () => {
-          // The first attempt failed; ioredis keeps retrying until ready or the time-out above.
-          redis.once('ready', () => resolve());
-        });
-      });
-    } catch (err) {
-      this.closed = true;
-      clearInterval(this.watchdog);
-      redis.disconnect();
-      let reason = err instanceof Error ? err.message : String(err);
-      if (this.lastConnectionError && this.lastConnectionError !== err) reason += ` (last error: ${this.lastConnectionError.message})`;
-      throw new FlintError('store_unavailable', `redis at ${this.url} is unavailable: ${this.scrub(reason)}`);
-    } finally {
-      clearTimeout(timer);
-      if (onError) redis.off('error', onError);
-    }
-  }
-
-  /** Removes the password from a reason text, should a client message ever quote it. */
-  private scrub(text: string): string {
-    const password = this.redis.options.password;
-    return password ? text.split(password).join('***') : text;
+  /** Runs one Redis command (see RedisConnection.call): every failure becomes store_unavailable. */
+  private call<T>(command: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(this.connection.failure('the store is closed'));
+    return this.connection.call(command);
   }
 }
 
@@ -339,23 +200,15 @@ function encode(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-function reasonOf(err: unknown, config: RedisConfig): string {
-  const message = err instanceof Error ? err.message : String(err);
-  const password = (() => {
-    try {
-      return decodeURIComponent(new URL(config.redis_url).password);
-    } catch {
-      return '';
-    }
-  })();
-  return password ? message.split(password).join('***') : message;
-}
-
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Opens the `redis` store an adapter config names (waits for the first connection; see RedisKvStore). */
-export function openRedisKvStore(config: RedisConfig, log?: KvStoreLog): Promise<RedisKvStore> {
-  return RedisKvStore.open(config, REDIS_OPEN_TIMEOUT_MS, log);
-}
+/** The `redis` kv adapter: one hash per scope on a Redis server, shared by every engine using it. */
+export const redisKvAdapter: AdapterFactory<'kv', RedisKvConfig> = {
+  family: 'kv',
+  name: 'redis',
+  description: 'key-value store on a Redis server (redis_url, key_prefix), shared by every engine using it',
+  configSchema: redisKvConfigSchema,
+  open: (config, env) => RedisKvStore.open(config, env.logger),
+};

@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import type { AdapterLog } from '../shared/log.js';
+import { kvConfigSchema } from './kv-config.js';
+import { redisKvConfigSchema } from './redis-config.js';
 
 /** What a read finds: `exists` is false for a missing key (a key may exist and hold `null`). */
 export interface KvEntry {
@@ -44,43 +47,25 @@ export interface KvStore {
   close(): Promise<void>;
 }
 
+/**
+ * A module config's reference to a kv adapter, `{name, config}`, checked against the adapter's own schema
+ * (kv-config.ts, redis-config.ts). The adapter table (index.ts) holds the same schemas.
+ */
 export const kvAdapterSchema = z.discriminatedUnion('name', [
-  z.strictObject({
-    name: z.literal('kv'),
-    config: z
-      .strictObject({
-        store_method: z.enum(['in_memory', 'file_based']).default('in_memory'),
-        /** A folder; relative paths resolve against the config file's folder. */
-        file_path: z.string().min(1).default('./data/state'),
-        /** Compact the log into a snapshot once it holds this many bytes. */
-        compact_after_bytes: z
-          .number()
-          .int()
-          .positive()
-          .default(64 * 1024 * 1024),
-      })
-      .default({ store_method: 'in_memory', file_path: './data/state', compact_after_bytes: 64 * 1024 * 1024 }),
-  }),
-  z.strictObject({
-    name: z.literal('redis'),
-    config: z
-      .strictObject({
-        redis_url: z.string().min(1).default('redis://127.0.0.1:6379'),
-        key_prefix: z.string().default('flint:state:'),
-        /** A command that gets no answer within this time fails with store_unavailable. */
-        command_timeout_ms: z.number().int().positive().default(2000),
-      })
-      .default({ redis_url: 'redis://127.0.0.1:6379', key_prefix: 'flint:state:', command_timeout_ms: 2000 }),
-  }),
+  z.strictObject({ name: z.literal('kv'), config: kvConfigSchema }),
+  z.strictObject({ name: z.literal('redis'), config: redisKvConfigSchema }),
 ]);
 
 export type KvAdapterConfig = z.output<typeof kvAdapterSchema>;
 
 /** Where a store reports what happens to it (a damaged record skipped, a connection lost). */
-export interface KvStoreLog {
-  warn(message: string): void;
-  info(message: string): void;
-}
+export type KvStoreLog = AdapterLog;
 
 /** Opens the store an adapter config names; given to modules by the engine. */
 export type KvStoreFactory = (config: KvAdapterConfig, options: { configDir: string; log?: KvStoreLog }) => Promise<KvStore>;
+
+declare module '../../core/api/adapters.js' {
+  interface AdapterFamilies {
+    kv: KvStore;
+  }
+}

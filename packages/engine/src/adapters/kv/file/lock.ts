@@ -4,6 +4,7 @@ import { link, open, readFile, rename, unlink, writeFile } from 'node:fs/promise
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { FlintError } from '@flint/protocol';
+import { describeError, errnoCode } from '../../shared/files.js';
 
 /**
  * The `LOCK` file of a `file_based` state directory: one engine process at a time. The file holds
@@ -29,14 +30,6 @@ registry[REGISTRY_KEY] = lockedHere;
 export interface HeldLock {
   readonly path: string;
   release(): Promise<void>;
-}
-
-function errnoCode(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException | undefined)?.code;
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** The start time field of /proc/<pid>/stat, or undefined where there is no /proc. */
@@ -120,7 +113,7 @@ async function lockFile(dir: string, realDir: string): Promise<HeldLock> {
   const text = `${JSON.stringify(info)}\n`;
   const tmpPath = join(dir, `LOCK.${process.pid}.${info.nonce}.tmp`);
   const fail = (err: unknown) =>
-    new FlintError('store_unavailable', `cannot write the lock file in state directory ${dir}: ${describe(err)}`, { details: { path: dir } });
+    new FlintError('store_unavailable', `cannot write the lock file in state directory ${dir}: ${describeError(err)}`, { details: { path: dir } });
 
   // Written to a temporary file first and linked into place, so LOCK never exists half-written.
   try {
