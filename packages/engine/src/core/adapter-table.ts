@@ -33,16 +33,21 @@ export class AdapterTable implements AdapterCatalog {
   }
 
   resolve(family: string, ref: unknown): { ok: true; ref: AdapterRef } | { ok: false; problems: AdapterProblem[] } {
+    const factories = this.byFamily.get(family);
+    if (!factories) {
+      const families = [...this.byFamily.keys()].join(', ');
+      return { ok: false, problems: [{ path: [], message: `unknown adapter family ${JSON.stringify(family)} (known: ${families})` }] };
+    }
+    const known = this.names(family).join(', ');
     if (typeof ref !== 'object' || ref === null || Array.isArray(ref)) {
-      return { ok: false, problems: [{ path: [], message: 'an adapter is a mapping with "name" and an optional "config"' }] };
+      return { ok: false, problems: [{ path: [], message: `expected {name, config} naming a ${family} adapter (known: ${known})` }] };
     }
     const { name, config, ...rest } = ref as Record<string, unknown>;
     const problems: AdapterProblem[] = Object.keys(rest).map((key) => ({ path: [key], message: 'unknown key' }));
-    const factory = this.byFamily.get(family)?.find((f) => f.name === name);
+    const factory = factories.find((f) => f.name === name);
     if (!factory) {
-      const known = this.names(family).join(', ') || 'none';
-      problems.push({ path: ['name'], message: `unknown ${family} adapter ${JSON.stringify(name ?? null)} (known: ${known})` });
-      return { ok: false, problems };
+      const what = typeof name === 'string' ? `unknown ${family} adapter ${JSON.stringify(name)}` : `expected the name of a ${family} adapter`;
+      return { ok: false, problems: [{ path: ['name'], message: `${what} (known: ${known})` }, ...problems] };
     }
     const parsed = factory.configSchema.safeParse(config ?? {});
     if (!parsed.success) {

@@ -1,6 +1,6 @@
 /**
  * The KvStore contract (design.md §7: one contract suite per adapter interface, run against every
- * implementation), through the public `openKvStore`: in_memory, file_based and redis.
+ * implementation), through the public `openAdapter`: in_memory, file_based and redis.
  *
  * The redis run uses the real server at FLINT_TEST_REDIS_URL (default redis://127.0.0.1:6379) with a unique
  * key prefix per test, and deletes its keys afterwards. Without a reachable Redis that run is skipped with a
@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type KvAdapterConfig, type KvStore, kvAdapterSchema, openKvStore } from '@flint/engine';
+import { type KvStore, openAdapter } from '@flint/engine';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { deleteKeysWithPrefix } from '../support/services/redis-server.js';
 import { gateService, serviceAvailable } from '../support/services/services.js';
@@ -32,8 +32,7 @@ interface Backend {
 }
 
 function openConfig(input: unknown, configDir: string): Promise<KvStore> {
-  const config: KvAdapterConfig = kvAdapterSchema.parse(input);
-  return openKvStore(config, { configDir });
+  return openAdapter('kv', input, { configDir });
 }
 
 const counter = (current: { exists: boolean; value: unknown }) => {

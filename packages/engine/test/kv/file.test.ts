@@ -3,7 +3,7 @@
  * and corrupt log records are skipped without failing, the folder is locked against a second engine,
  * unusable folders stop start-up with a clear error, and compaction keeps every write. Crash tests run
  * a child process (support/kv/writer.mjs) that prints each key only after its call resolved, SIGKILL it
- * and reopen the folder. Everything goes through the public `openKvStore`.
+ * and reopen the folder. Everything goes through the public `openAdapter`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,7 +11,8 @@ import { appendFile, chmod, mkdir, mkdtemp, readFile, readdir, rm, symlink, writ
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type KvStore, openKvStore } from '@flint/engine';
+import { type KvStore, type Logger, openAdapter } from '@flint/engine';
+import { captureLog } from '../support/log-capture.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/util.js';
 
@@ -41,10 +42,11 @@ function newDir(): string {
   return join(root, `state-${++dirCount}`);
 }
 
-async function open(filePath: string, { compactAfterBytes = 64 * 1024 * 1024, configDir = root } = {}): Promise<KvStore> {
-  const store = await openKvStore(
+async function open(filePath: string, { compactAfterBytes = 64 * 1024 * 1024, configDir = root, logger = undefined as Logger | undefined } = {}): Promise<KvStore> {
+  const store = await openAdapter(
+    'kv',
     { name: 'kv', config: { store_method: 'file_based', file_path: filePath, compact_after_bytes: compactAfterBytes } },
-    { configDir },
+    logger ? { configDir, logger } : { configDir },
   );
   stores.push(store);
   return store;
@@ -66,18 +68,12 @@ async function logFiles(dir: string): Promise<string[]> {
   return (await readdir(dir)).filter((name) => /^log-\d+\.jsonl$/.test(name)).sort();
 }
 
-/** Collects `process.emitWarning` messages (the store's default warning sink) while `fn` runs. */
-async function collectWarnings<T>(fn: () => Promise<T>): Promise<{ result: T; warnings: string[] }> {
-  const warnings: string[] = [];
-  const listener = (warning: Error) => warnings.push(warning.message);
-  process.on('warning', listener);
-  try {
-    const result = await fn();
-    await new Promise((r) => setImmediate(r)); // warnings are emitted on nextTick
-    return { result, warnings };
-  } finally {
-    process.off('warning', listener);
-  }
+/** Opens `dir` with a logger that collects the store's warnings. */
+async function openCollectingWarnings(dir: string): Promise<{ result: KvStore; warnings: string[] }> {
+  const log = captureLog('warn');
+  const result = await open(dir, { logger: log.logger });
+  await new Promise((resolve) => setImmediate(resolve)); // the capture parses lines as its stream delivers them
+  return { result, warnings: log.records.map((r) => String(r.msg)) };
 }
 
 interface Child {
@@ -254,7 +250,7 @@ describe('file_based: crashes', () => {
     // A whole line with a wrong checksum, then half a record without its newline: what a crash mid-write can leave.
     await appendFile(logPath, `deadbeef {"o":"s","s":"t","k":"bad","v":1}\n0badc0de {"o":"s","s":"t","k":"ha`);
 
-    const { result: again, warnings } = await collectWarnings(() => open(dir));
+    const { result: again, warnings } = await openCollectingWarnings(dir);
     expect(warnings.some((w) => w.includes(logPath) && w.includes('cut off'))).toBe(true);
     expect((await again.list('t')).length).toBe(5);
     expect(await again.get('t', 'bad')).toEqual({ exists: false, value: null });
@@ -290,7 +286,7 @@ describe('file_based: crashes', () => {
     lines[1] = lines[1]!.replace('value-1', 'value-X'); // the checksum no longer matches
     await writeFile(logPath, lines.join('\n'));
 
-    const { result: again, warnings } = await collectWarnings(() => open(dir));
+    const { result: again, warnings } = await openCollectingWarnings(dir);
     expect(warnings.some((w) => w.includes(logPath) && w.includes('skipped 1 damaged record'))).toBe(true);
     expect(await again.get('m', 'k0')).toEqual({ exists: true, value: 'value-0' });
     expect(await again.get('m', 'k1')).toEqual({ exists: false, value: null });

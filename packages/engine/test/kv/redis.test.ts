@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { type KvStore, kvAdapterSchema, openKvStore } from '@flint/engine';
+import { type KvStore, openAdapter } from '@flint/engine';
 import { FlintError } from '@flint/protocol';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
@@ -22,7 +22,7 @@ const runRedis = gateService('Redis tests', await serviceAvailable('redis', REDI
 const runOutage = gateService('Redis outage tests', programAvailable('redis-server'));
 
 function openRedis(config: { redis_url: string; key_prefix: string; command_timeout_ms?: number }): Promise<KvStore> {
-  return openKvStore(kvAdapterSchema.parse({ name: 'redis', config }), { configDir: tmpdir() });
+  return openAdapter('kv', { name: 'redis', config }, { configDir: tmpdir() });
 }
 
 /** Awaits `promise`, expecting a store_unavailable rejection; returns the error and how long it took. */

@@ -1,8 +1,3 @@
-import { z } from 'zod';
-import type { AdapterLog } from '../shared/log.js';
-import { kvConfigSchema } from './kv-config.js';
-import { redisKvConfigSchema } from './redis-config.js';
-
 /** What a read finds: `exists` is false for a missing key (a key may exist and hold `null`). */
 export interface KvEntry {
   exists: boolean;
@@ -46,23 +41,6 @@ export interface KvStore {
   /** Flushes and releases the store (locks, connections). */
   close(): Promise<void>;
 }
-
-/**
- * A module config's reference to a kv adapter, `{name, config}`, checked against the adapter's own schema
- * (kv-config.ts, redis-config.ts). The adapter table (index.ts) holds the same schemas.
- */
-export const kvAdapterSchema = z.discriminatedUnion('name', [
-  z.strictObject({ name: z.literal('kv'), config: kvConfigSchema }),
-  z.strictObject({ name: z.literal('redis'), config: redisKvConfigSchema }),
-]);
-
-export type KvAdapterConfig = z.output<typeof kvAdapterSchema>;
-
-/** Where a store reports what happens to it (a damaged record skipped, a connection lost). */
-export type KvStoreLog = AdapterLog;
-
-/** Opens the store an adapter config names; given to modules by the engine. */
-export type KvStoreFactory = (config: KvAdapterConfig, options: { configDir: string; log?: KvStoreLog }) => Promise<KvStore>;
 
 declare module '../../core/api/adapters.js' {
   interface AdapterFamilies {

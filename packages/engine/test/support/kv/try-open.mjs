@@ -2,11 +2,12 @@
 // `{"path", "ok": true}` or `{"path", "ok": false, "code", "message"}`. Run as an unprivileged user by
 // the tests when they run as root (root ignores folder permissions).
 //   node try-open.mjs <dir>...
-import { openKvStore } from '@flint/engine';
+import { openAdapter } from '@flint/engine';
 
 for (const path of process.argv.slice(2)) {
   try {
-    const store = await openKvStore(
+    const store = await openAdapter(
+      'kv',
       { name: 'kv', config: { store_method: 'file_based', file_path: path, compact_after_bytes: 1 << 20 } },
       { configDir: process.cwd() },
     );

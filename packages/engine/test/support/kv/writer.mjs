@@ -3,11 +3,12 @@
 //   node writer.mjs <dir> <total> <compact_after_bytes>
 // Per index i: `a i` once set('crash', `k${i}`, {i, pad}) resolved; then for i % 5 === 0 an update
 // ({i, updated: true}) acknowledged as `u i`, for i % 5 === 1 a delete acknowledged as `d i`.
-import { openKvStore } from '@flint/engine';
+import { openAdapter } from '@flint/engine';
 
 const [dir, totalText = '100000', compactText = '67108864'] = process.argv.slice(2);
 const total = Number(totalText);
-const store = await openKvStore(
+const store = await openAdapter(
+  'kv',
   { name: 'kv', config: { store_method: 'file_based', file_path: dir, compact_after_bytes: Number(compactText) } },
   { configDir: process.cwd() },
 );

@@ -2,7 +2,7 @@ import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { FlintError } from '@flint/protocol';
 import { describeError, errnoCode, makeDirectory } from '../../shared/files.js';
-import { type AdapterLog, processWarnings } from '../../shared/log.js';
+import type { AdapterLog } from '../../shared/log.js';
 import { MemoryKvStore } from '../memory.js';
 import type { KvEntry, KvUpdateResult, KvUpdater, KvWriteResult } from '../types.js';
 import { GroupCommitLog } from './group-commit.js';
@@ -21,8 +21,8 @@ import { Compactor } from './snapshot.js';
 export interface FileKvStoreOptions {
   /** Start a new log generation and write a snapshot once the current log holds this many bytes. Default 64 MiB. */
   compactAfterBytes?: number;
-  /** Where non-fatal problems found while opening or compacting go (damaged records, a failed compaction). Default: process.emitWarning. */
-  logger?: AdapterLog;
+  /** Where non-fatal problems found while opening or compacting go (damaged records, a failed compaction). */
+  logger: AdapterLog;
 }
 
 /** The JSON text of a value and the copy the store keeps (what a restart would read back). */
@@ -58,11 +58,11 @@ export class FileKvStore extends MemoryKvStore {
   ) {
     super();
     this.compactAfterBytes = options.compactAfterBytes ?? 64 * 1024 * 1024;
-    this.logger = options.logger ?? processWarnings;
+    this.logger = options.logger;
   }
 
   /** Opens (creating it if needed) and locks a state directory, then loads its state. */
-  static async open(dir: string, options: FileKvStoreOptions = {}): Promise<FileKvStore> {
+  static async open(dir: string, options: FileKvStoreOptions): Promise<FileKvStore> {
     const store = new FileKvStore(resolve(dir), options);
     await store.start();
     return store;
@@ -168,9 +168,4 @@ export class FileKvStore extends MemoryKvStore {
     await this.compactor.settle();
     await this.lock?.release();
   }
-}
-
-/** Opens a `file_based` store in `dir` (an absolute path, or relative to the working directory). */
-export function openFileKvStore(dir: string, options: FileKvStoreOptions = {}): Promise<FileKvStore> {
-  return FileKvStore.open(dir, options);
 }

@@ -12,8 +12,8 @@ import { Writable } from 'node:stream';
 import { type KvStore, createLogger, openAdapter } from '@flint/engine';
 import { FlintError } from '@flint/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { deleteKeysWithPrefix } from './support-services/redis-server.js';
-import { gateService, serviceAvailable } from './support-services/services.js';
+import { deleteKeysWithPrefix } from '../support/services/redis-server.js';
+import { gateService, serviceAvailable } from '../support/services/services.js';
 
 const REDIS_URL = process.env.FLINT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const runRedis = gateService('Redis tests', await serviceAvailable('redis', REDIS_URL));
@@ -109,7 +109,7 @@ describe('openAdapter', () => {
     const message = await invalid(openKv({ name: 'redis', config: { redis_url: 6379, pasword: 'hunter2' }, extra: true }));
     expect(message).toContain('config.redis_url:');
     expect(message).toContain('pasword');
-    expect(message).toContain('extra: unknown key "extra"');
+    expect(message).toContain('extra: unknown key');
     expect(message).not.toContain('hunter2');
     expect(await invalid(openKv({ name: 'kv', config: { store_method: 'on_disk' } }))).toContain('config.store_method:');
   });

@@ -14,11 +14,12 @@ import path from 'node:path';
 import { FlintError } from '@flint/protocol';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { describeError, errnoCode, fsyncDir, makeDirectory, writeAll } from '../dist/adapters/shared/files.js';
-import { RedisConnection } from '../dist/adapters/shared/redis-connection.js';
-import { escapeRedisGlob, redactRedisUrl, redisUrlPassword, scrubPassword } from '../dist/adapters/shared/redis-text.js';
-import { SpareRedisServer, deleteKeysWithPrefix, freePort } from './support-services/redis-server.js';
-import { gateService, programAvailable, serviceAvailable } from './support-services/services.js';
+import { describeError, errnoCode, fsyncDir, makeDirectory, writeAll } from '../../dist/adapters/shared/files.js';
+import { RedisConnection } from '../../dist/adapters/shared/redis-connection.js';
+import { escapeRedisGlob, redactRedisUrl, redisUrlPassword, scrubPassword } from '../../dist/adapters/shared/redis-text.js';
+import { SpareRedisServer, deleteKeysWithPrefix } from '../support/services/redis-server.js';
+import { gateService, programAvailable, serviceAvailable } from '../support/services/services.js';
+import { freePort, waitFor } from '../support/util.js';
 
 const REDIS_URL = process.env.FLINT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const runRedis = gateService('Redis tests', await serviceAvailable('redis', REDIS_URL));
@@ -35,14 +36,6 @@ async function expectUnavailable(promise: Promise<unknown>): Promise<FlintError>
   expect(error).toBeInstanceOf(FlintError);
   expect((error as FlintError).code, (error as Error).message).toBe('store_unavailable');
   return error as FlintError;
-}
-
-async function waitFor(check: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('redis texts', () => {
@@ -172,13 +165,13 @@ describe.skipIf(!runOutage)('RedisConnection while Redis crashes and comes back'
     try {
       expect(await connection.call(() => connection.client.ping())).toBe('PONG');
       await server.kill();
-      await waitFor(() => warnings.some((m) => m.includes('connection lost')), 'the connection-lost warning');
+      await waitFor(() => warnings.some((m) => m.includes('connection lost')), 8000, 'the connection-lost warning');
       const down = await expectUnavailable(connection.call(() => connection.client.ping()));
       expect(down.message).toContain(`redis at redis://:***@127.0.0.1:${server.port} is unavailable`);
       expect(down.message).not.toContain('pw-outage');
       await new Promise((resolve) => setTimeout(resolve, 500)); // several reconnect attempts fail meanwhile
       await server.restart();
-      await waitFor(() => infos.length > 0, 'the connection-restored message');
+      await waitFor(() => infos.length > 0, 8000, 'the connection-restored message');
       expect(infos).toEqual([`redis at redis://:***@127.0.0.1:${server.port}: connection restored`]);
       expect(warnings.filter((m) => m.includes('connection lost'))).toHaveLength(1);
       expect(warnings.join('\n')).not.toContain('pw-outage');
