@@ -12,8 +12,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type KvStore, type Logger, openAdapter } from '@flint/engine';
-import { captureLog } from '../support/log-capture.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { captureLog } from '../support/log-capture.js';
 import { waitFor } from '../support/util.js';
 
 const supportScript = (name: string) => fileURLToPath(new URL(`../support/kv/${name}`, import.meta.url));
@@ -42,7 +42,10 @@ function newDir(): string {
   return join(root, `state-${++dirCount}`);
 }
 
-async function open(filePath: string, { compactAfterBytes = 64 * 1024 * 1024, configDir = root, logger = undefined as Logger | undefined } = {}): Promise<KvStore> {
+async function open(
+  filePath: string,
+  { compactAfterBytes = 64 * 1024 * 1024, configDir = root, logger = undefined as Logger | undefined } = {},
+): Promise<KvStore> {
   const store = await openAdapter(
     'kv',
     { name: 'kv', config: { store_method: 'file_based', file_path: filePath, compact_after_bytes: compactAfterBytes } },
