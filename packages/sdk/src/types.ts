@@ -57,11 +57,9 @@ export interface TriggerRef {
   unregister(): void;
 }
 
-export interface TriggerConfig<C = unknown> {
+/** A trigger as a trigger-type handler receives it. */
+export interface TriggerConfig<C = unknown> extends Omit<TriggerInput<C>, 'type'> {
   id: string;
-  function_id: string;
-  config: C;
-  metadata?: Record<string, unknown>;
 }
 
 /** Implemented by a worker that provides a trigger type. Throw to reject a trigger. */

@@ -1,25 +1,15 @@
 import { z } from 'zod';
-
-const port = z.number().int().min(0).max(65535);
-const host = z.string().min(1);
+import { host, port, positiveInt } from '../lib/config-fields.js';
 
 export const bridgeSchema = z.strictObject({
-  host: host.default('127.0.0.1'),
-  port: port.default(49134),
+  host: host(),
+  port: port(49134),
   /** Frames above this size close the connection (close code 1009). */
-  max_frame_bytes: z
-    .number()
-    .int()
-    .positive()
-    .default(64 * 1024 * 1024),
-  ping_interval_ms: z.number().int().positive().default(20_000),
+  max_frame_bytes: positiveInt(64 * 1024 * 1024),
+  ping_interval_ms: positiveInt(20_000),
   /** Per-socket outbound buffer cap; past it the engine stops reading from that worker and refuses calls to it. */
-  max_outbound_buffer_bytes: z
-    .number()
-    .int()
-    .positive()
-    .default(16 * 1024 * 1024),
-  trigger_ack_timeout_ms: z.number().int().positive().default(10_000),
+  max_outbound_buffer_bytes: positiveInt(16 * 1024 * 1024),
+  trigger_ack_timeout_ms: positiveInt(10_000),
 });
 
 export const moduleEntrySchema = z
@@ -32,18 +22,18 @@ export const moduleEntrySchema = z
 
 export const engineConfigSchema = z.strictObject({
   bridge: bridgeSchema.default(bridgeSchema.parse({})),
-  invocation_timeout_ms: z.number().int().positive().default(30_000),
+  invocation_timeout_ms: positiveInt(30_000),
   /** Shutdown waits this long in all for modules to drain and stop; a module still busy then is named in the log and left behind. */
-  shutdown_timeout_ms: z.number().int().positive().default(10_000),
+  shutdown_timeout_ms: positiveInt(10_000),
   /** Calls one worker may have waiting for results at once; past it calls fail with too_many_invocations. */
-  max_invocations_per_worker: z.number().int().positive().default(10_000),
+  max_invocations_per_worker: positiveInt(10_000),
   channels: z
     .strictObject({
       default_buffer_size: z.number().int().min(1).max(1024).default(64),
-      ttl_ms: z.number().int().positive().default(300_000),
+      ttl_ms: positiveInt(300_000),
     })
     .default({ default_buffer_size: 64, ttl_ms: 300_000 }),
-  telemetry: z.strictObject({ buffer_frames: z.number().int().positive().default(1000) }).default({ buffer_frames: 1000 }),
+  telemetry: z.strictObject({ buffer_frames: positiveInt(1000) }).default({ buffer_frames: 1000 }),
   log: z
     .strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

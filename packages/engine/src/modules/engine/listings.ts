@@ -16,33 +16,16 @@ const includeInternal = (data: unknown) => optionalBoolean(payloadObject(data, {
 /** The engine's listings (functions, triggers, trigger types, workers), worker announcements and channel creation. */
 export function registerListings(ctx: ModuleContext): void {
   const { registry } = ctx;
-  ctx.registerFunction(
-    {
-      id: EngineFunctions.LIST_FUNCTIONS,
-      description: 'List registered functions with their discovery metadata',
-      request_format: object({ include_internal: { type: 'boolean' } }),
-      response_format: object({ functions: { type: 'array' } }, ['functions']),
-    },
-    (data) => ({ functions: registry.functions(includeInternal(data)) }),
-  );
-  ctx.registerFunction(
-    {
-      id: EngineFunctions.LIST_TRIGGERS,
-      description: 'List registered triggers',
-      request_format: object({ include_internal: { type: 'boolean' } }),
-      response_format: object({ triggers: { type: 'array' } }, ['triggers']),
-    },
-    (data) => ({ triggers: registry.triggers(includeInternal(data)) }),
-  );
-  ctx.registerFunction(
-    {
-      id: EngineFunctions.LIST_TRIGGER_TYPES,
-      description: 'List trigger types and who provides them',
-      request_format: object({ include_internal: { type: 'boolean' } }),
-      response_format: object({ trigger_types: { type: 'array' } }, ['trigger_types']),
-    },
-    (data) => ({ trigger_types: registry.triggerTypes(includeInternal(data)) }),
-  );
+  const listings = [
+    [EngineFunctions.LIST_FUNCTIONS, 'functions', 'List registered functions with their discovery metadata', registry.functions],
+    [EngineFunctions.LIST_TRIGGERS, 'triggers', 'List registered triggers', registry.triggers],
+    [EngineFunctions.LIST_TRIGGER_TYPES, 'trigger_types', 'List trigger types and who provides them', registry.triggerTypes],
+  ] as const;
+  for (const [id, key, description, list] of listings) {
+    const request_format = object({ include_internal: { type: 'boolean' } });
+    const response_format = object({ [key]: { type: 'array' } }, [key]);
+    ctx.registerFunction({ id, description, request_format, response_format }, (data) => ({ [key]: list(includeInternal(data)) }));
+  }
   ctx.registerFunction(
     {
       id: EngineFunctions.LIST_WORKERS,

@@ -17,27 +17,38 @@ export function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined;
 }
 
+/**
+ * Hands each chunk of the body to `onChunk` until more than `limit` bytes arrived; then stops reading
+ * (the rest is never buffered) and calls `onTooLarge` instead.
+ */
+function readUpTo(req: IncomingMessage, limit: number, onChunk: (chunk: Buffer) => void, onTooLarge: () => void): void {
+  let size = 0;
+  const onData = (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= limit) return onChunk(chunk);
+    req.off('data', onData);
+    req.pause();
+    onTooLarge();
+  };
+  req.on('data', onData);
+}
+
 /** Reads a JSON body, never buffering more than `limit` bytes. An empty body is `null`. */
 export function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.off('data', onData);
-        req.pause();
-        reject(new BodyTooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
+    readUpTo(
+      req,
+      limit,
+      (chunk) => chunks.push(chunk),
+      () => reject(new BodyTooLarge()),
+    );
     req.once('error', reject);
     req.once('end', () => {
-      if (size === 0) return resolve(null);
+      const body = Buffer.concat(chunks);
+      if (body.length === 0) return resolve(null);
       try {
-        resolve(JSON.parse(Buffer.concat(chunks, size).toString('utf8')));
+        resolve(JSON.parse(body.toString('utf8')));
       } catch (err) {
         reject(new InvalidJson((err as Error).message));
       }
@@ -51,22 +62,16 @@ export function readJson(req: IncomingMessage, limit: number): Promise<unknown> 
  */
 export function streamBody(req: IncomingMessage, channel: EngineChannel, limit: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.off('data', onData);
-        req.pause();
-        channel.destroy('payload_too_large', 1009);
-        reject(new BodyTooLarge());
-        return;
-      }
+    const onChunk = (chunk: Buffer) => {
       if (!channel.write({ kind: 'binary', data: chunk })) {
         req.pause();
         void channel.drained().then(() => req.resume());
       }
     };
-    req.on('data', onData);
+    readUpTo(req, limit, onChunk, () => {
+      channel.destroy('payload_too_large', 1009);
+      reject(new BodyTooLarge());
+    });
     req.once('error', (err) => {
       channel.destroy('request aborted', 1001);
       reject(err);

@@ -1,20 +1,17 @@
 import { z } from 'zod';
+import { host, port, positiveInt } from '../../lib/config-fields.js';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
 export const httpConfigSchema = z.strictObject({
-  host: z.string().min(1).default('127.0.0.1'),
-  port: z.number().int().min(0).max(65535).default(3111),
+  host: host(),
+  port: port(3111),
   /** Time the handler has to answer (or start streaming) before a 504. */
-  default_timeout_ms: z.number().int().positive().default(30_000),
+  default_timeout_ms: positiveInt(30_000),
   /** Time each middleware and condition function has before a 504. */
-  middleware_timeout_ms: z.number().int().positive().default(5_000),
-  max_body_bytes: z
-    .number()
-    .int()
-    .positive()
-    .default(10 * 1024 * 1024),
+  middleware_timeout_ms: positiveInt(5_000),
+  max_body_bytes: positiveInt(10 * 1024 * 1024),
   cors: z
     .strictObject({
       origins: z.array(z.string().min(1)).min(1).default(['*']),
