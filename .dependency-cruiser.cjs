@@ -140,8 +140,7 @@ module.exports = {
 
     {
       name: 'engine-lib-imports-no-module-or-adapter',
-      comment:
-        'src/lib/ is shared code every module may import: it imports no module, no adapter (nor their interfaces), no config/ and not engine.ts.',
+      comment: 'src/lib/ is shared code every module may import: it imports no module, no adapter (nor their interfaces), no config/ and not engine.ts.',
       severity: 'error',
       from: { path: `${ENGINE}lib/` },
       to: { path: `${ENGINE}(modules/|adapters/|config/|engine\\.ts$|index\\.ts$)` },

@@ -160,12 +160,12 @@ export function createEngine(options: EngineOptions = {}): Engine {
       }
     },
     stop() {
-      if (state === 'created' || state === 'stopped') {
+      if (state === 'created') {
         state = 'stopped';
         channels.stop();
-        return Promise.resolve({ holdups: [] });
       }
-      stopping ??= shutdown();
+      // Every caller gets the report of the one shutdown (an engine never started has nothing to report).
+      stopping ??= state === 'stopped' ? Promise.resolve({ holdups: [] }) : shutdown();
       return stopping;
     },
     listeners() {

@@ -9,6 +9,8 @@ interface Tracked {
   onDead: () => void;
 }
 
+const ignore = () => {};
+
 /**
  * The engine's WebSocket servers (the bridge, and any module's listener): `noServer` mode (the
  * owner routes upgrades), no permessage-deflate, a payload cap whose 1009 close says which setting
@@ -35,7 +37,12 @@ export class WebSocketServerWithKeepAlive implements EngineWebSocketServer {
   }
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, onSocket: (ws: WebSocket) => void): void {
-    this.wss.handleUpgrade(req, socket, head, onSocket);
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      // ws reports a protocol error (e.g. a frame over the cap) with an 'error' event before it closes
+      // the socket; with no listener that would be an uncaught exception in the engine.
+      ws.on('error', ignore);
+      onSocket(ws);
+    });
   }
 
   keepAlive(ws: WebSocket, onDead: () => void = () => ws.terminate()): Heartbeat {

@@ -34,7 +34,8 @@ export function runCondition(
   done: (outcome: ConditionOutcome) => void,
 ): void {
   const conditionId = trigger.condition_function_id;
-  const opts: InvokeOptions = { timeoutMs: options.timeoutMs, traceparent: options.traceparent, baggage: options.baggage, trigger };
+  const origin = { id: trigger.id, type: trigger.type };
+  const opts: InvokeOptions = { timeoutMs: options.timeoutMs, traceparent: options.traceparent, baggage: options.baggage, trigger: origin };
   ctx.invokeWith(conditionId, input, opts, (error, result) => {
     if (!error) return done(result === false ? { pass: false } : { pass: true });
     const fields = { trigger_id: trigger.id, trigger_type: trigger.type, function_id: trigger.function_id, condition_function_id: conditionId };
