@@ -5,6 +5,7 @@ import { toBuffer } from '../lib/buffers.js';
 import type { ChannelItem, ChannelService, EngineChannel } from './api/channels.js';
 import { ChannelIds } from './channel-ids.js';
 import type { Logger } from './logger.js';
+import { SequenceTable } from './sequence-table.js';
 
 /** A socket for a channel closed this recently is closed cleanly instead of refused (see ChannelIds). */
 const RECENT_MS = 60_000;
@@ -133,8 +134,8 @@ export class Channel implements EngineChannel {
 
 /** Creates channels, serves their WebSocket ends and sweeps abandoned ones. */
 export class ChannelManager implements ChannelService {
-  /** Open channels by sequence number (a number key hashes cheaper than the id string). */
-  private readonly channels = new Map<number, Channel>();
+  /** Open channels by sequence number (see SequenceTable: no Map churn per HTTP request). */
+  private readonly channels = new SequenceTable<Channel>();
   private readonly empty: ChannelRef = Object.freeze({ channel_id: randomUUID(), access_key: randomUUID(), direction: 'read' as const });
   private readonly ids = new ChannelIds();
   private readonly sweeper: NodeJS.Timeout;
@@ -232,12 +233,12 @@ export class ChannelManager implements ChannelService {
 
   stop(): void {
     clearInterval(this.sweeper);
-    for (const channel of [...this.channels.values()]) channel.destroy('engine shutting down');
+    for (const channel of this.channels.snapshot()) channel.destroy('engine shutting down');
   }
 
   private sweep(): void {
     const cutoff = Date.now() - this.options.ttlMs;
-    for (const channel of [...this.channels.values()]) {
+    for (const channel of this.channels.snapshot()) {
       if (channel.createdAt < cutoff && !(channel.readerTaken && channel.writerTaken)) {
         this.logger.debug({ channel_id: channel.id }, 'abandoned channel removed');
         channel.destroy('channel expired');

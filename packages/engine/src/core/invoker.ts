@@ -5,6 +5,7 @@ import type { WorkerConnection } from './bridge/connection.js';
 import type { FunctionProvider, FunctionRegistry } from './functions.js';
 import type { HookHub } from './hooks.js';
 import type { Logger } from './logger.js';
+import { SequenceTable } from './sequence-table.js';
 import { UuidSequence } from './uuid-sequence.js';
 
 export interface TraceContext {
@@ -26,6 +27,8 @@ export interface InvokerOptions {
 }
 
 interface Pending {
+  id: string;
+  seq: number;
   functionId: string;
   provider: FunctionProvider & { kind: 'worker' };
   done: Done;
@@ -37,7 +40,8 @@ interface Pending {
  * in-flight worker invocation in one Map, applies the time-out and guarantees one answer per call.
  */
 export class Invoker {
-  private readonly pending = new Map<string, Pending>();
+  /** By the sequence number of their invocation id (see SequenceTable: no Map churn per call). */
+  private readonly pending = new SequenceTable<Pending>();
   private readonly ids = new UuidSequence();
   private shuttingDown = false;
 
@@ -85,6 +89,7 @@ export class Invoker {
     if (conn.overloaded) {
       return done({ code: 'worker_overloaded', message: formatError('worker_overloaded', { worker_id: conn.id }) }, undefined);
     }
+    const seq = this.ids.issued;
     const id = this.ids.next();
     let frame: string;
     try {
@@ -92,8 +97,8 @@ export class Invoker {
     } catch (err) {
       return done({ code: 'invalid_payload', message: `payload cannot be serialised: ${errorMessage(err)}` }, undefined);
     }
-    const timer = setTimeout(() => this.expire(id, timeoutMs), timeoutMs);
-    this.pending.set(id, { functionId, provider, done, timer });
+    const timer = setTimeout(() => this.expire(seq, timeoutMs), timeoutMs);
+    this.pending.set(seq, { id, seq, functionId, provider, done, timer });
     provider.inFlight++;
     conn.executing++;
     conn.sendRaw(frame);
@@ -126,12 +131,13 @@ export class Invoker {
 
   /** Routes an `invocationresult` from the executing worker back to whoever asked. */
   handleResult(conn: WorkerConnection, msg: InvocationResultMessage): void {
-    const entry = this.pending.get(msg.invocation_id);
+    const seq = this.ids.seqOf(msg.invocation_id);
+    const entry = seq === undefined ? undefined : this.pending.get(seq);
     if (!entry || entry.provider.conn !== conn) {
       this.logger.debug({ invocation_id: msg.invocation_id, worker_id: conn.id }, 'result for an unknown or expired invocation dropped');
       return;
     }
-    this.finish(msg.invocation_id, entry);
+    this.finish(entry);
     const error = msg.error == null ? undefined : isErrorBody(msg.error) ? msg.error : toErrorBody(msg.error);
     const trace = msg.traceparent === undefined && msg.baggage === undefined ? undefined : { traceparent: msg.traceparent, baggage: msg.baggage };
     entry.done(error, msg.result, trace);
@@ -140,9 +146,9 @@ export class Invoker {
   /** Fails every call a disconnecting worker was executing with `invocation_stopped`. */
   stopExecuting(conn: WorkerConnection): void {
     if (conn.executing === 0) return;
-    for (const [id, entry] of [...this.pending]) {
+    for (const entry of this.pending.snapshot()) {
       if (entry.provider.conn !== conn) continue;
-      this.finish(id, entry);
+      this.finish(entry);
       entry.done({ code: 'invocation_stopped', message: formatError('invocation_stopped') }, undefined);
     }
   }
@@ -150,24 +156,27 @@ export class Invoker {
   /** Refuses new calls and fails every pending one. */
   shutdown(): void {
     this.shuttingDown = true;
-    for (const [id, entry] of [...this.pending]) {
-      this.finish(id, entry);
+    for (const entry of this.pending.snapshot()) {
+      this.finish(entry);
       entry.done(SHUTTING_DOWN, undefined);
     }
   }
 
-  private finish(id: string, entry: Pending): void {
-    this.pending.delete(id);
+  private finish(entry: Pending): void {
+    this.pending.delete(entry.seq);
     clearTimeout(entry.timer);
     entry.provider.inFlight--;
     entry.provider.conn.executing--;
   }
 
-  private expire(id: string, timeoutMs: number): void {
-    const entry = this.pending.get(id);
+  private expire(seq: number, timeoutMs: number): void {
+    const entry = this.pending.get(seq);
     if (!entry) return;
-    this.finish(id, entry);
-    this.logger.warn({ function_id: entry.functionId, invocation_id: id, worker_id: entry.provider.conn.id }, `invocation timed out after ${timeoutMs} ms`);
+    this.finish(entry);
+    this.logger.warn(
+      { function_id: entry.functionId, invocation_id: entry.id, worker_id: entry.provider.conn.id },
+      `invocation timed out after ${timeoutMs} ms`,
+    );
     entry.done(timedOut(entry.functionId, timeoutMs), undefined);
   }
 
