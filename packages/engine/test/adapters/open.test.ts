@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { type KvStore, createLogger, openAdapter } from '@flint/engine';
-import { FlintError } from '@flint/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { deleteKeysWithPrefix } from '../support/services/redis-server.js';
 import { gateService, serviceAvailable } from '../support/services/services.js';
+import { rejectsWith } from '../support/util.js';
 
 const REDIS_URL = process.env.FLINT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const runRedis = gateService('Redis tests', await serviceAvailable('redis', REDIS_URL));
@@ -39,15 +39,7 @@ async function openKv(ref: unknown, logger?: ReturnType<typeof createLogger>): P
 
 /** Expects `promise` to reject with a FlintError `internal_error`; returns its message. */
 async function invalid(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(
-    () => {
-      throw new Error('expected openAdapter to reject');
-    },
-    (err: unknown) => err,
-  );
-  expect(error).toBeInstanceOf(FlintError);
-  expect((error as FlintError).code, (error as Error).message).toBe('internal_error');
-  return (error as Error).message;
+  return (await rejectsWith(promise, 'internal_error')).message;
 }
 
 describe('openAdapter', () => {

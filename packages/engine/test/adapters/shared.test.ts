@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, open as openFile, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { FlintError } from '@flint/protocol';
+import type { FlintError } from '@flint/protocol';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { describeError, errnoCode, fsyncDir, makeDirectory, writeAll } from '../../dist/adapters/shared/files.js';
@@ -19,24 +19,14 @@ import { RedisConnection } from '../../dist/adapters/shared/redis-connection.js'
 import { escapeRedisGlob, redactRedisUrl, redisUrlPassword, scrubPassword } from '../../dist/adapters/shared/redis-text.js';
 import { SpareRedisServer, deleteKeysWithPrefix } from '../support/services/redis-server.js';
 import { gateService, programAvailable, serviceAvailable } from '../support/services/services.js';
-import { freePort, waitFor } from '../support/util.js';
+import { freePort, rejectsWith, waitFor } from '../support/util.js';
 
 const REDIS_URL = process.env.FLINT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const runRedis = gateService('Redis tests', await serviceAvailable('redis', REDIS_URL));
 const runOutage = gateService('Redis outage tests', programAvailable('redis-server'));
 
 /** Awaits `promise`, expecting a store_unavailable rejection; returns the error. */
-async function expectUnavailable(promise: Promise<unknown>): Promise<FlintError> {
-  const error = await promise.then(
-    () => {
-      throw new Error('expected store_unavailable, but the call succeeded');
-    },
-    (err: unknown) => err,
-  );
-  expect(error).toBeInstanceOf(FlintError);
-  expect((error as FlintError).code, (error as Error).message).toBe('store_unavailable');
-  return error as FlintError;
-}
+const expectUnavailable = (promise: Promise<unknown>): Promise<FlintError> => rejectsWith(promise, 'store_unavailable');
 
 describe('redis texts', () => {
   test('redactRedisUrl replaces the password, leaves URLs without one alone, and copes with URLs it cannot parse', () => {

@@ -10,12 +10,12 @@
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { type KvStore, openAdapter } from '@flint/engine';
-import { FlintError } from '@flint/protocol';
+import type { FlintError } from '@flint/protocol';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { SpareRedisServer, deleteKeysWithPrefix } from '../support/services/redis-server.js';
 import { gateService, programAvailable, serviceAvailable } from '../support/services/services.js';
-import { freePort } from '../support/util.js';
+import { freePort, rejectsWith } from '../support/util.js';
 
 const REDIS_URL = process.env.FLINT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const runRedis = gateService('Redis tests', await serviceAvailable('redis', REDIS_URL));
@@ -28,16 +28,9 @@ function openRedis(config: { redis_url: string; key_prefix: string; command_time
 /** Awaits `promise`, expecting a store_unavailable rejection; returns the error and how long it took. */
 async function expectUnavailable(promise: Promise<unknown>): Promise<{ error: FlintError; ms: number }> {
   const started = Date.now();
-  const error = await promise.then(
-    () => {
-      throw new Error('expected the call to fail with store_unavailable, but it succeeded');
-    },
-    (err: unknown) => err,
-  );
+  const error = await rejectsWith(promise, 'store_unavailable');
   const ms = Date.now() - started;
-  expect(error).toBeInstanceOf(FlintError);
-  expect((error as FlintError).code, (error as Error).message).toBe('store_unavailable');
-  return { error: error as FlintError, ms };
+  return { error, ms };
 }
 
 const counter = (current: { exists: boolean; value: unknown }) => {

@@ -1,9 +1,12 @@
 /**
  * Small helpers every test folder uses: waiting (`waitFor`, `sleep`, `within`, `deferred`, `outcome`),
- * unique names (`uid`) and a free TCP port (`freePort`). No side effects on import.
+ * unique names (`uid`), a free TCP port (`freePort`) and `rejectsWith` (a FlintError of a code). No side effects on import.
  */
+
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
+import { FlintError } from '@flint/protocol';
+import { expect } from 'vitest';
 
 export const sleep = (ms: number): Promise<void> => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -88,4 +91,17 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** Expects `promise` to reject with a FlintError of `code`; returns the error. */
+export async function rejectsWith(promise: Promise<unknown>, code: string): Promise<FlintError> {
+  const error = await promise.then(
+    () => {
+      throw new Error(`expected a rejection with ${code}, but the call succeeded`);
+    },
+    (err: unknown) => err,
+  );
+  expect(error).toBeInstanceOf(FlintError);
+  expect((error as FlintError).code, (error as Error).message).toBe(code);
+  return error as FlintError;
 }
