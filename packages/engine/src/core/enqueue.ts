@@ -1,6 +1,6 @@
 import { FlintError } from '@flint/protocol';
 import { errorMessage } from '../lib/errors.js';
-import type { InvokeOptions } from './api/functions.js';
+import type { TraceContext } from './api/functions.js';
 import type { EnqueueHandler } from './module-api.js';
 
 /** The queue role: one module takes every enqueue (workers' `TriggerAction.Enqueue` and modules' `ctx.enqueue`). */
@@ -17,7 +17,7 @@ export class EnqueueRouter {
   }
 
   /** Resolves with the receipt id; rejects with `enqueue_error` when no module has the role or the handler failed. */
-  async enqueue(queue: string, functionId: string, data: unknown, trace: Pick<InvokeOptions, 'traceparent' | 'baggage'> = {}): Promise<string> {
+  async enqueue(queue: string, functionId: string, data: unknown, trace: TraceContext = {}): Promise<string> {
     const owner = this.owner;
     if (!owner) throw FlintError.of('enqueue_error');
     try {

@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type { ErrorBody } from '@flint/protocol';
 import { errorMessage } from '../lib/errors.js';
-import type { TriggerOrigin } from './api/functions.js';
+import type { TraceContext, TriggerOrigin } from './api/functions.js';
 import type { InvocationEnd, InvocationEvent, InvocationHooks, TriggerFiring } from './api/observe.js';
 import type { Logger } from './logger.js';
 
-/** Called exactly once per invocation (the invoker's `Done`). */
-type Done = (error: ErrorBody | undefined, result: unknown, trace?: TraceFields) => void;
+/** Called exactly once per routed invocation, with its error or result and the trace context it came back with. */
+export type Done = (error: ErrorBody | undefined, result: unknown, trace?: TraceContext) => void;
 
 const NO_FIRING: TriggerFiring = Object.freeze({ end() {} });
 
@@ -30,7 +30,7 @@ export class HookHub {
   }
 
   /** Emits the start of an invocation and returns `done` wrapped to emit its end. Call only when `active`. */
-  wrap(functionId: string, trigger: TriggerOrigin | undefined, caller: string | undefined, trace: TraceFields, done: Done): Done {
+  wrap(functionId: string, trigger: TriggerOrigin | undefined, caller: string | undefined, trace: TraceContext, done: Done): Done {
     const event = this.event('invocation', functionId, trigger, caller, trace);
     return (error, result, resultTrace) => {
       this.finish(event, error ? { durationMs: performance.now() - event.startedAt, error } : { durationMs: performance.now() - event.startedAt });
@@ -39,7 +39,7 @@ export class HookHub {
   }
 
   /** Starts a trigger firing; a shared no-op when no hooks are installed. */
-  beginTrigger(trigger: TriggerOrigin, functionId: string, caller: string | undefined, trace: TraceFields | undefined): TriggerFiring {
+  beginTrigger(trigger: TriggerOrigin, functionId: string, caller: string | undefined, trace: TraceContext | undefined): TriggerFiring {
     if (!this.active) return NO_FIRING;
     const event = this.event('trigger', functionId, trigger, caller, trace ?? {});
     let ended = false;
@@ -52,7 +52,7 @@ export class HookHub {
     };
   }
 
-  private event(kind: InvocationEvent['kind'], functionId: string, trigger: TriggerOrigin | undefined, caller: string | undefined, trace: TraceFields) {
+  private event(kind: InvocationEvent['kind'], functionId: string, trigger: TriggerOrigin | undefined, caller: string | undefined, trace: TraceContext) {
     const event: InvocationEvent = {
       kind,
       functionId,
@@ -82,9 +82,4 @@ export class HookHub {
       this.logger.error(`an invocation hook threw (ignored): ${errorMessage(err)}`);
     }
   }
-}
-
-export interface TraceFields {
-  traceparent?: string;
-  baggage?: string;
 }

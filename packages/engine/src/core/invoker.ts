@@ -3,18 +3,10 @@ import { errorMessage } from '../lib/errors.js';
 import { type InvocationContext, type InvokeOptions, PreparedJson } from './api/functions.js';
 import type { WorkerConnection } from './bridge/connection.js';
 import type { FunctionProvider, FunctionRegistry } from './functions.js';
-import type { HookHub } from './hooks.js';
+import type { Done, HookHub } from './hooks.js';
 import type { Logger } from './logger.js';
 import { SequenceTable } from './sequence-table.js';
 import { UuidSequence } from './uuid-sequence.js';
-
-export interface TraceContext {
-  traceparent?: string;
-  baggage?: string;
-}
-
-/** Called exactly once per dispatched invocation. */
-export type Done = (error: ErrorBody | undefined, result: unknown, trace?: TraceContext) => void;
 
 export interface RouteOptions extends InvokeOptions {
   /** The worker making the call (its in-flight calls are counted and capped). */

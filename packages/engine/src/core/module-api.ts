@@ -6,7 +6,7 @@ import type { FlintError } from '@flint/protocol';
 import type { ZodType } from 'zod';
 import type { AdapterFamilies, AdapterFamily, AdapterInstance, AdapterRef } from './api/adapters.js';
 import type { ChannelService, TelemetrySource } from './api/channels.js';
-import type { FunctionDefinition, InternalHandler, InvokeOptions, RegisterFunctionOptions, TriggerOrigin } from './api/functions.js';
+import type { FunctionDefinition, InternalHandler, InvokeOptions, RegisterFunctionOptions, TraceContext, TriggerOrigin } from './api/functions.js';
 import type { BoundListener, EngineWebSocketServer, ListenOptions, WebSocketServerOptions } from './api/listen.js';
 import type { InvocationHooks, LogRecord, TriggerFiring } from './api/observe.js';
 import type { RegistryView } from './api/registry.js';
@@ -23,7 +23,7 @@ export type * from './api/registry.js';
 export type * from './api/triggers.js';
 
 /** Takes `enqueue` calls (workers' `TriggerAction.Enqueue`, modules' `ctx.enqueue`); resolves with a receipt id. */
-export type EnqueueHandler = (queue: string, functionId: string, data: unknown, trace: Pick<InvokeOptions, 'traceparent' | 'baggage'>) => Promise<string>;
+export type EnqueueHandler = (queue: string, functionId: string, data: unknown, trace: TraceContext) => Promise<string>;
 
 /**
  * Everything a module gets from the engine. Modules never reach past this interface. What a module
@@ -56,7 +56,7 @@ export interface ModuleContext {
   /** Fire-and-forget call (failures are logged at debug level). */
   invokeVoid(functionId: string, data: unknown, options?: InvokeOptions): void;
   /** Hands a call to the queue module (`enqueue_error` when none is loaded); resolves with its receipt id. */
-  enqueue(queue: string, functionId: string, data: unknown, trace?: Pick<InvokeOptions, 'traceparent' | 'baggage'>): Promise<string>;
+  enqueue(queue: string, functionId: string, data: unknown, trace?: TraceContext): Promise<string>;
   /** Takes the queue role: every enqueue goes to `handler`. A second module claiming it is a start-up error. */
   provideEnqueue(handler: EnqueueHandler): void;
 
@@ -82,7 +82,7 @@ export interface ModuleContext {
   /** Installs invocation hooks until the returned function is called (or the module stops). */
   addInvocationHooks(hooks: InvocationHooks): () => void;
   /** Starts a trigger firing for hooks; a no-op object when no hooks are installed. */
-  beginTrigger(trigger: TriggerOrigin, functionId: string, trace?: Pick<InvokeOptions, 'traceparent' | 'baggage'>): TriggerFiring;
+  beginTrigger(trigger: TriggerOrigin, functionId: string, trace?: TraceContext): TriggerFiring;
   /** Receives every log record the engine writes (its own and workers') until the returned function is called. */
   tapLogs(listener: (record: LogRecord) => void): () => void;
 }

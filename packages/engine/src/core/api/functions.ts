@@ -32,10 +32,14 @@ export interface TriggerOrigin {
   type: string;
 }
 
-export interface InvokeOptions {
-  timeoutMs?: number;
+/** W3C trace context carried through every hop of a call. */
+export interface TraceContext {
   traceparent?: string;
   baggage?: string;
+}
+
+export interface InvokeOptions extends TraceContext {
+  timeoutMs?: number;
   /** Set when the call fires a trigger (or runs its condition), for invocation hooks. */
   trigger?: TriggerOrigin;
 }
