@@ -86,8 +86,8 @@ interface Child {
   stderr: () => string;
 }
 
-function spawnNode(script: string, args: string[], options: { uid?: number; gid?: number } = {}): Child {
-  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+function spawnNode(script: string, args: string[]): Child {
+  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const lines: string[] = [];
   let rest = '';
@@ -379,13 +379,14 @@ describe('file_based: unusable folders', () => {
   });
 
   it('stops with a clear error when the folder cannot be written, or created under a read-only folder', async () => {
-    // Root ignores folder permissions: then the attempt runs in a child process as user nobody (65534).
+    // Root ignores folder permissions: then the child process drops to user nobody (65534) once the
+    // engine is loaded (the checkout itself may sit in a folder nobody cannot read).
     const readOnly = newDir();
     await mkdir(readOnly);
     await chmod(readOnly, 0o555);
     if (isRoot) await chmod(root, 0o755);
     const below = join(readOnly, 'state');
-    const attempt = spawnNode(tryOpenScript, [readOnly, below], isRoot ? { uid: 65534, gid: 65534 } : {});
+    const attempt = spawnNode(tryOpenScript, isRoot ? ['--as-uid', '65534', readOnly, below] : [readOnly, below]);
     await attempt.exited;
     const results = attempt.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { path: string; ok: boolean; code?: string; message?: string });
     expect(results, attempt.stderr()).toHaveLength(2);

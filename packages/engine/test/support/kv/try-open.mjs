@@ -1,15 +1,25 @@
 // Tries to open a file_based store in each folder given and prints one JSON line per folder:
-// `{"path", "ok": true}` or `{"path", "ok": false, "code", "message"}`. Run as an unprivileged user by
-// the tests when they run as root (root ignores folder permissions).
-//   node try-open.mjs <dir>...
+// `{"path", "ok": true}` or `{"path", "ok": false, "code", "message"}`.
+//   node try-open.mjs [--as-uid <uid>] <dir>...
+// Root ignores folder permissions, so a test running as root passes `--as-uid 65534` (nobody). The
+// engine is loaded first and the process drops to that user only afterwards: a checkout under a
+// private folder (a clone in /root, or under `mktemp -d`) is not readable by nobody.
 import { openAdapter } from '@flint/engine';
 
-for (const path of process.argv.slice(2)) {
+const args = process.argv.slice(2);
+if (args[0] === '--as-uid') {
+  const uid = Number(args[1]);
+  args.splice(0, 2);
+  process.setgid(uid);
+  process.setuid(uid);
+}
+
+for (const path of args) {
   try {
     const store = await openAdapter(
       'kv',
       { name: 'kv', config: { store_method: 'file_based', file_path: path, compact_after_bytes: 1 << 20 } },
-      { configDir: process.cwd() },
+      { configDir: '/' },
     );
     await store.set('s', 'k', 1);
     await store.close();
