@@ -62,7 +62,7 @@ export class Calls {
     this.pending.delete(id);
     clearTimeout(p.timer);
     if (msg.error) p.reject(FlintInvocationError.from(msg.error, p.functionId));
-    else p.resolve(msg.result);
+    else p.resolve(msg.result === undefined ? null : msg.result);
   }
 
   /** Rejects every pending call with worker_shutting_down. */

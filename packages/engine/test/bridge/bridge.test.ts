@@ -397,6 +397,27 @@ describe.each(SDK_KINDS)('bridge with a %s worker', (kind: SdkKind) => {
     expect(received).toEqual([null]);
   });
 
+  it('leaves `result` out of the answer when the handler answers null or nothing (as upstream does)', async () => {
+    engine = await startTestEngine();
+    await startWorker(kind, engine, (w) => {
+      w.registerFunction('answers::null', () => null);
+      w.registerFunction('answers::nothing', () => undefined);
+      w.registerFunction('answers::zero', () => 0);
+    });
+    const raw = await RawClient.connect(engine.bridgeUrl);
+    for (const id of ['answers::null', 'answers::nothing']) {
+      const r = await raw.invoke(id);
+      expect(r.error).toBeUndefined();
+      expect(Object.keys(r)).not.toContain('result');
+    }
+    expect((await raw.invoke('answers::zero')).result).toBe(0);
+    // Each SDK's caller: iii-sdk gets undefined, @flint/sdk null (as documented).
+    const caller = await startWorker(kind, engine);
+    const missing = kind === 'iii' ? undefined : null;
+    expect(await caller.trigger({ function_id: 'answers::null', payload: {} })).toBe(missing);
+    expect(await caller.trigger({ function_id: 'answers::nothing', payload: {} })).toBe(missing);
+  });
+
   it('carries traceparent and baggage to the handler and back on the result', async () => {
     engine = await startTestEngine();
     const seen: { traceparent?: string; baggage?: string }[] = [];

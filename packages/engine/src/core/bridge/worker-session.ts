@@ -159,7 +159,9 @@ export class WorkerSession {
         type: 'invocationresult',
         invocation_id: id,
         function_id: functionId,
-        result,
+        // No answer and a null answer both leave `result` out, as the upstream engine does: iii-sdk
+        // callers then get `undefined` (what their code tests for); @flint/sdk turns it into null.
+        result: result === null ? undefined : result,
         error,
         traceparent: trace?.traceparent,
         baggage: trace?.baggage,
