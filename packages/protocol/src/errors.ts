@@ -1,3 +1,5 @@
+import type { ErrorBody } from './messages.js';
+
 /** One entry of the error catalogue. */
 export interface ErrorSpec {
   /** What the code means (one sentence; docs/errors.md shows it). */
@@ -22,16 +24,16 @@ export const ERROR_CODES = {
   invocation_failed: spec('{reason}', 'The handler threw or returned an error.'),
   invocation_timeout: spec('Invocation of {function_id} timed out after {timeout_ms} ms', 'No result arrived within the invocation time-out.'),
   invocation_stopped: spec('Invocation stopped: the worker disconnected', 'The worker executing the call disconnected before answering.'),
-  invalid_payload: spec('{reason}', 'The payload of a call does not have the shape the function needs.'),
+  invalid_payload: http(400, '{reason}', 'The payload of a call does not have the shape the function needs.'),
   invalid_frame: http(400, '{reason}', 'A bridge frame could not be decoded or misses a required field.'),
   too_many_invocations: spec('Worker has {in_flight} calls in flight (limit {limit})', 'The caller has too many calls in flight; retry later.'),
-  worker_overloaded: spec('Worker {worker_id} is not reading its frames; retry later', "The target worker's outbound buffer is full; retry later."),
+  worker_overloaded: http(503, 'Worker {worker_id} is not reading its frames; retry later', "The target worker's outbound buffer is full; retry later."),
   enqueue_error: spec('Queue module not loaded: enqueue is unavailable', 'The call could not be enqueued (for example, no queue module is loaded).'),
   trigger_registration_failed: spec('{reason}', 'The module or worker owning the trigger type rejected the trigger.'),
   trigger_type_not_found: spec('Trigger type {trigger_type} is not provided by this worker', 'No provider of this trigger type is known.'),
   channel_not_found: http(404, 'Channel not found', 'The channel does not exist or the access key is wrong.'),
   store_unavailable: spec('{reason}', 'The storage behind a module (a file folder, Redis) cannot be used right now.'),
-  engine_shutting_down: spec('The engine is shutting down', 'The engine is shutting down and no longer accepts calls.'),
+  engine_shutting_down: http(503, 'The engine is shutting down', 'The engine is shutting down and no longer accepts calls.'),
   internal_error: http(500, 'internal error: {reason}', 'An unexpected error inside the engine.'),
   upgrade_required: http(426, 'This is the Flint worker bridge: connect with a WebSocket', 'A plain HTTP request reached the bridge (WebSocket only).'),
   not_found: http(404, 'No WebSocket endpoint at {path}', 'No WebSocket endpoint exists at this path of the bridge.'),
@@ -85,12 +87,17 @@ export class FlintError extends Error {
   readonly stacktrace: string | undefined;
   readonly details: Record<string, unknown> | undefined;
 
-  constructor(code: ErrorCode | (string & {}), message: string, options?: { stacktrace?: string; details?: Record<string, unknown> }) {
-    super(message);
+  constructor(code: ErrorCode | (string & {}), message: string, options?: { stacktrace?: string; details?: Record<string, unknown>; cause?: ErrorBody }) {
+    super(message, options?.cause === undefined ? undefined : { cause: FlintError.fromBody(options.cause) });
     this.name = 'FlintError';
     this.code = code;
     this.stacktrace = options?.stacktrace;
     this.details = options?.details;
+  }
+
+  /** The error an ErrorBody describes (with its `cause` chain). */
+  static fromBody(body: ErrorBody): FlintError {
+    return new FlintError(body.code, body.message, { stacktrace: body.stacktrace, cause: body.cause });
   }
 
   /** An error with the catalogue message of `code`. */
@@ -98,22 +105,37 @@ export class FlintError extends Error {
     return new FlintError(code, formatError(code, params));
   }
 
-  toBody(): { code: string; message: string; stacktrace?: string } {
-    return this.stacktrace === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, stacktrace: this.stacktrace };
+  /** The wire form (`details` stay local: they may hold paths and other engine-side facts). */
+  toBody(): ErrorBody {
+    const body: ErrorBody = { code: this.code, message: this.message };
+    if (this.stacktrace !== undefined) body.stacktrace = this.stacktrace;
+    if (this.cause instanceof FlintError) body.cause = this.cause.toBody();
+    return body;
   }
 }
 
-/** Turns anything thrown into an ErrorBody for the wire. */
-export function toErrorBody(err: unknown, fallbackCode: ErrorCode = 'invocation_failed'): { code: string; message: string; stacktrace?: string } {
+/**
+ * A code a handler may fail with: lower snake case, like the catalogue's (`out_of_stock`). Codes of
+ * other shapes (Node's `ENOENT`, `ERR_…`) describe the handler's internals, not an answer.
+ */
+export const HANDLER_CODE_PATTERN = /^[a-z][a-z0-9_]*$/;
+
+/**
+ * Turns anything thrown into an ErrorBody for the wire. A FlintError, or any Error whose `code` is a
+ * lower-snake-case string (an error from another copy of this package, an iii-sdk call error), keeps
+ * its code; anything else gets `fallbackCode`.
+ */
+export function toErrorBody(err: unknown, fallbackCode: ErrorCode = 'invocation_failed'): ErrorBody {
   if (err instanceof FlintError) return err.toBody();
   if (err instanceof Error) {
-    const code = fallbackCode;
+    const own = (err as { code?: unknown }).code;
+    const code = typeof own === 'string' && HANDLER_CODE_PATTERN.test(own) ? own : fallbackCode;
     return err.stack ? { code, message: err.message, stacktrace: err.stack } : { code, message: err.message };
   }
   return { code: fallbackCode, message: typeof err === 'string' ? err : (JSON.stringify(err) ?? String(err)) };
 }
 
-export function isErrorBody(value: unknown): value is { code: string; message: string; stacktrace?: string } {
+export function isErrorBody(value: unknown): value is ErrorBody {
   return (
     typeof value === 'object' &&
     value !== null &&

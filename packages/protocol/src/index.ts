@@ -3,4 +3,5 @@ export * from './channels.js';
 export { type DecodeResult, MAX_FUNCTION_ID_LENGTH, checkFunctionId, decodeWorkerFrame, isUuid } from './decode.js';
 export { type EngineDecodeResult, decodeEngineFrame } from './decode-engine.js';
 export * from './errors.js';
+export * from './failures.js';
 export * from './messages.js';

@@ -4,6 +4,8 @@ export interface ErrorBody {
   code: string;
   message: string;
   stacktrace?: string;
+  /** Flint addition: the failure of a call the handler made, when that is why it failed. */
+  cause?: ErrorBody;
 }
 
 /** A reference to one end of a channel, embedded anywhere in payloads. */

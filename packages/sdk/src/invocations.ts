@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { type InvokeFunctionMessage, type RegisterFunctionMessage, isChannelRef, toErrorBody } from '@flint/protocol';
+import { type InvokeFunctionMessage, type RegisterFunctionMessage, isChannelRef } from '@flint/protocol';
 import { ChannelReader, ChannelWriter } from './channels.js';
 import type { Connection } from './connection.js';
+import { handlerFailure } from './errors.js';
 import type { Handler, HandlerContext } from './types.js';
 
 /** The invocation being handled, so that calls its handler makes carry its trace context. */
@@ -45,7 +46,7 @@ export class Invocations {
     const input = reviveChannels(msg.data, this.connection.url);
     const fail = (err: unknown) => {
       if (invocationId === undefined) this.log.warn(`[flint] ${functionId} failed: ${err instanceof Error ? err.message : String(err)}`);
-      reply(undefined, toErrorBody(err));
+      reply(undefined, handlerFailure(err, functionId));
     };
     try {
       // The scope carries trace context to calls the handler makes; without trace context there is

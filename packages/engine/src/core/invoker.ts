@@ -1,4 +1,13 @@
-import { type ErrorBody, FlintError, type InvocationResultMessage, formatError, isErrorBody, toErrorBody } from '@flint/protocol';
+import {
+  type ErrorBody,
+  FlintError,
+  type InvocationResultMessage,
+  formatError,
+  isErrorBody,
+  isRoutingCode,
+  nestedCallFailure,
+  toErrorBody,
+} from '@flint/protocol';
 import { errorMessage } from '../lib/errors.js';
 import { type InvocationContext, type InvokeOptions, PreparedJson } from './api/functions.js';
 import type { WorkerConnection } from './bridge/connection.js';
@@ -130,7 +139,7 @@ export class Invoker {
       return;
     }
     this.finish(entry);
-    const error = msg.error == null ? undefined : isErrorBody(msg.error) ? msg.error : toErrorBody(msg.error);
+    const error = msg.error == null ? undefined : workerFailure(entry.functionId, msg.error);
     const trace = msg.traceparent === undefined && msg.baggage === undefined ? undefined : { traceparent: msg.traceparent, baggage: msg.baggage };
     entry.done(error, msg.result, trace);
   }
@@ -196,11 +205,11 @@ export class Invoker {
       if (value instanceof Promise)
         value.then(
           (r) => settle(undefined, r),
-          (e: unknown) => settle(toErrorBody(e), undefined),
+          (e: unknown) => settle(internalFailure(functionId, e), undefined),
         );
       else settle(undefined, value);
     } catch (e) {
-      settle(toErrorBody(e), undefined);
+      settle(internalFailure(functionId, e), undefined);
     }
   }
 }
@@ -212,7 +221,27 @@ function timedOut(functionId: string, timeoutMs: number): ErrorBody {
 }
 
 function toFlintError(error: ErrorBody): FlintError {
-  return new FlintError(error.code, error.message, error.stacktrace ? { stacktrace: error.stacktrace } : undefined);
+  return FlintError.fromBody(error);
+}
+
+/**
+ * A worker's error answer. `function_not_found` / `function_not_invokable` from a worker mean the
+ * function is not (or no longer) on that worker, which is about this call; the other routing codes
+ * are only ever the engine's to give, so a worker passing one on is reporting a call it made itself
+ * (an SDK that does not wrap nested failures): reported as this function's nested-call failure.
+ */
+function workerFailure(functionId: string, error: unknown): ErrorBody {
+  const body = isErrorBody(error) ? error : toErrorBody(error);
+  if (isRoutingCode(body.code) && body.code !== 'function_not_found' && body.code !== 'function_not_invokable') {
+    return nestedCallFailure(functionId, body);
+  }
+  return body;
+}
+
+/** What an in-process handler threw: a routing code can only come from a call it made. */
+function internalFailure(functionId: string, thrown: unknown): ErrorBody {
+  const body = toErrorBody(thrown);
+  return isRoutingCode(body.code) ? nestedCallFailure(functionId, body) : body;
 }
 
 /**

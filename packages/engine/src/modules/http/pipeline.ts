@@ -181,13 +181,25 @@ export class HttpPipeline {
     sendError(res, 'handler_timeout', formatError('handler_timeout', { function_id: route.functionId, timeout_ms: this.config.default_timeout_ms }), {}, cors);
   }
 
+  /**
+   * The route's call failed. Routing codes here are about the route's own function (a handler's nested
+   * failures arrive as `invocation_failed` with a `cause`); a handler's own code is answered as is.
+   */
   private handlerError(res: ServerResponse, route: Route, error: unknown, cors: Headers): void {
-    const code = error instanceof FlintError ? error.code : 'internal_error';
+    const failure = error instanceof FlintError ? error : undefined;
+    const code = failure?.code ?? 'internal_error';
+    const functionId = route.functionId;
     if (code === 'invocation_timeout') return this.handlerTimeout(res, route, cors);
-    if (code === 'function_not_found' || code === 'invocation_stopped') {
-      return sendError(res, 'function_unavailable', `${route.functionId} became unavailable (${code})`, {}, cors);
+    if (code === 'function_not_found' || code === 'invocation_stopped' || code === 'function_not_invokable') {
+      return sendError(res, 'function_unavailable', `${functionId} became unavailable (${code})`, {}, cors);
     }
-    sendInternalError(res, this.logger, 'handler_error', errorMessage(error), { function_id: route.functionId, cause: code }, cors);
+    if (code === 'engine_shutting_down' || code === 'worker_overloaded' || code === 'invalid_payload') {
+      return sendError(res, code, errorMessage(error), {}, cors);
+    }
+    const cause = failure?.cause instanceof FlintError ? failure.cause.toBody() : undefined;
+    const answerCode = code === 'invocation_failed' || code === 'internal_error' ? 'handler_error' : code;
+    const context = cause ? { function_id: functionId, failure: code, cause } : { function_id: functionId, failure: code };
+    sendInternalError(res, this.logger, answerCode, errorMessage(error), context, cors, cause ? { cause } : {});
   }
 
   private tooLarge(req: IncomingMessage, res: ServerResponse, request: MatchedRequest): boolean {

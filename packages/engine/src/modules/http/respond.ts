@@ -11,24 +11,32 @@ export function newErrorId(): string {
 
 /** Sends `{error, code, ...extra}` with the code's status (from the error catalogue) unless a response was already started. */
 export function sendError(res: ServerResponse, code: ErrorCode, message: string, extra: Record<string, unknown> = {}, headers: Headers = {}): void {
-  if (res.headersSent || res.destroyed) return;
-  const body = JSON.stringify({ error: message, code, ...extra });
-  res.writeHead(errorStatus(code), { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
+  writeError(res, errorStatus(code), code, message, extra, headers);
 }
 
-/** A 500 whose `error_id` is also written to the engine log. */
+/**
+ * A 500 whose `error_id` is also written to the engine log. `code` is a catalogue code or a handler's
+ * own (`out_of_stock`); `body` adds fields to the answer (a nested failure's `cause`).
+ */
 export function sendInternalError(
   res: ServerResponse,
   logger: Logger,
-  code: ErrorCode,
+  code: ErrorCode | (string & {}),
   message: string,
   context: Record<string, unknown>,
   headers: Headers = {},
+  body: Record<string, unknown> = {},
 ): void {
   const errorId = newErrorId();
   logger.error({ ...context, error_id: errorId, code }, message);
-  sendError(res, code, message, { error_id: errorId }, headers);
+  writeError(res, 500, code, message, { ...body, error_id: errorId }, headers);
+}
+
+function writeError(res: ServerResponse, status: number, code: string, message: string, extra: Record<string, unknown>, headers: Headers): void {
+  if (res.headersSent || res.destroyed) return;
+  const body = JSON.stringify({ error: message, code, ...extra });
+  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
 }
 
 /** Normalises ApiResponse headers: an object of strings, or an array of "Name: value" lines. */
