@@ -12,7 +12,8 @@
 //
 // Env: BENCH_SECONDS (measurement per level and system, default 5), BENCH_ROUNDS (default 5),
 //      BENCH_WARMUP_MS (default 1000), BENCH_LEVELS (default "1,16,128"), BENCH_RELAY=0 (skip the relay),
-//      BENCH_CPU_PROF=<dir> (profile the child processes), BENCH_STRICT=1 (exit 1 when a target is missed).
+//      BENCH_CPU_PROF=<dir> (profile the child processes), BENCH_STRICT=1 (exit 1 when a target is missed),
+//      BENCH_VALIDATE=0 (skip the informational run of the same echo with payload validation on).
 import { deepStrictEqual } from 'node:assert';
 import { fileURLToPath } from 'node:url';
 import { registerWorker } from '@flint/sdk';
@@ -25,8 +26,10 @@ const warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 1000);
 const rounds = Math.max(1, Math.floor(Number(process.env.BENCH_ROUNDS ?? 5)) || 1);
 const levels = (process.env.BENCH_LEVELS ?? '1,16,128').split(',').map(Number);
 const withRelay = process.env.BENCH_RELAY !== '0';
+const withValidation = process.env.BENCH_VALIDATE !== '0';
 const payload = { text: 'hello flint', n: 42, ok: true, tags: ['a', 'b'] };
 const FUNCTION_ID = 'bench::echo';
+const VALIDATED_ID = 'bench::echo-validated';
 
 const children = [];
 const start = async (file, opts) => {
@@ -66,7 +69,9 @@ try {
     { name: 'baseline', call: () => raw.call(payload), router: undefined, end: echo },
     ...(withRelay ? [{ name: 'relay', call: () => relayClient.call(payload), router: relay, end: echo2 }] : []),
     { name: 'flint', call: () => caller.trigger({ function_id: FUNCTION_ID, payload }), router: engine, end: echoWorker },
+    ...(withValidation ? [{ name: 'validated', call: () => caller.trigger({ function_id: VALIDATED_ID, payload }), router: engine, end: echoWorker }] : []),
   ];
+  if (withValidation) deepStrictEqual(await caller.trigger({ function_id: VALIDATED_ID, payload }), payload);
   // CPU time (ms) of this process, the router process and the echo process, to charge per call.
   const cpuOf = async (system) => {
     const { user, system: sys } = process.cpuUsage();
@@ -105,6 +110,7 @@ try {
       flint,
       baseline,
       relay: withRelay ? summarize(samples.relay) : undefined,
+      validated: withValidation ? summarize(samples.validated) : undefined,
       cpuUs,
       throughputRatio: flint.callsPerSec / baseline.callsPerSec,
       p50Ratio: flint.p50Us / baseline.p50Us,
@@ -144,6 +150,21 @@ try {
     );
   }
 
+  if (withValidation) {
+    console.log('\ninformational: the same echo with payload validation on (metadata.validate: true, Ajv against request_format)\n');
+    printTable(
+      ['in flight', 'validated calls/s', 'validated/off calls/s', 'engine CPU µs/call off', 'engine CPU µs/call on', 'on/off engine CPU'],
+      results.map((r) => [
+        r.inFlight,
+        fixed(r.validated.callsPerSec),
+        fixed(r.validated.callsPerSec / r.flint.callsPerSec, 2),
+        fixed(r.cpuUs.flint[1], 1),
+        fixed(r.cpuUs.validated[1], 1),
+        fixed(r.cpuUs.validated[1] / r.cpuUs.flint[1], 2),
+      ]),
+    );
+  }
+
   console.log('\nCPU time per call (µs; every call of every round, warm-ups included; noise-resistant, unlike wall time)\n');
   const cpuRows = [];
   for (const r of results) {
@@ -153,6 +174,7 @@ try {
         baseline: 'baseline (ws client → ws echo)',
         relay: 'relay (ws client → ws relay → ws echo)',
         flint: 'Flint (caller → engine → echo worker)',
+        validated: 'Flint, payload validated',
       }[system.name];
       cpuRows.push([r.inFlight, label, fixed(c, 1), system.router ? fixed(m, 1) : '-', fixed(e, 1), fixed(c + m + e, 1)]);
     }
@@ -184,6 +206,7 @@ try {
       relay: r.relay
         ? { callsPerSec: round(r.relay.callsPerSec, 0), p50Us: round(r.relay.p50Us, 1), p99Us: round(r.relay.p99Us, 1), calls: r.relay.calls }
         : undefined,
+      validated: r.validated ? { callsPerSec: round(r.validated.callsPerSec, 0), p50Us: round(r.validated.p50Us, 1), calls: r.validated.calls } : undefined,
       throughputRatio: round(r.throughputRatio, 3),
       p50Ratio: round(r.p50Ratio, 3),
       cpuUsPerCall: Object.fromEntries(

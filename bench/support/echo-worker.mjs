@@ -6,6 +6,21 @@ import { serveChild } from './proc.mjs';
 const url = process.argv[2];
 const worker = registerWorker(url, { workerName: 'bench-echo-worker' });
 worker.registerFunction('bench::echo', async (input) => input, { description: 'echoes its input (bench)' });
+// The same echo with its payload checked by the engine against request_format (bench/invoke's validation rows).
+worker.registerFunction('bench::echo-validated', async (input) => input, {
+  description: 'echoes its input; the engine validates the payload first (bench)',
+  request_format: {
+    type: 'object',
+    required: ['text', 'n', 'ok', 'tags'],
+    properties: {
+      text: { type: 'string', maxLength: 100 },
+      n: { type: 'integer' },
+      ok: { type: 'boolean' },
+      tags: { type: 'array', items: { type: 'string' } },
+    },
+  },
+  metadata: { validate: true },
+});
 await worker.waitConnected();
 
 serveChild(() => worker.shutdown());

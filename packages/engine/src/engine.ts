@@ -15,6 +15,7 @@ import { type Holdup, ModuleRunner } from './core/lifecycle.js';
 import { urlOf } from './core/listen.js';
 import { LogTap } from './core/log-tap.js';
 import { type Logger, createLogger, logTapOf } from './core/logger.js';
+import { PayloadValidation } from './core/payload-validation.js';
 import type { AdapterFactory, InvokeOptions, ModuleDefinition } from './core/module-api.js';
 import { TelemetryBuffer } from './core/telemetry-buffer.js';
 import { TriggerRegistry } from './core/triggers.js';
@@ -77,7 +78,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const logger = options.logger ?? createLogger({ level: config.log.level, format: config.log.format });
 
   const events = new RegistryEvents(logger);
-  const functions = new FunctionRegistry(events);
+  const functions = new FunctionRegistry(events, new PayloadValidation(config.validate_payloads, logger));
   const workers = new WorkerRegistry(events);
   const triggers = new TriggerRegistry(logger.child({ component: 'triggers' }), events, (t, owner, outcome) => {
     if (owner && !owner.closed) owner.send({ type: 'triggerregistrationresult', id: t.id, trigger_type: t.type, function_id: t.function_id, ...outcome });

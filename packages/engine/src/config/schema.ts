@@ -27,6 +27,8 @@ export const engineConfigSchema = z.strictObject({
   shutdown_timeout_ms: positiveInt(10_000),
   /** Calls one worker may have waiting for results at once; past it calls fail with too_many_invocations. */
   max_invocations_per_worker: positiveInt(10_000),
+  /** Check every call's payload against the worker function's `request_format` (JSON Schema) before it is sent. */
+  validate_payloads: z.boolean().default(false),
   channels: z
     .strictObject({
       default_buffer_size: z.number().int().min(1).max(1024).default(64),

@@ -2,6 +2,7 @@ import { FlintError, type FunctionInfo, INTERNAL_PREFIX } from '@flint/protocol'
 import type { FunctionDefinition, InternalHandler } from './api/functions.js';
 import type { WorkerConnection } from './bridge/connection.js';
 import type { RegistryEvents } from './events.js';
+import type { PayloadCheck, PayloadValidation } from './payload-validation.js';
 
 export type FunctionProvider =
   | { kind: 'worker'; conn: WorkerConnection; inFlight: number }
@@ -9,6 +10,8 @@ export type FunctionProvider =
 
 export interface FunctionEntry extends FunctionDefinition {
   providers: FunctionProvider[];
+  /** The compiled `request_format` when this worker function's payloads are validated. */
+  check: PayloadCheck | undefined;
   /** Rotating start for tie-breaking among equally loaded providers. */
   next: number;
 }
@@ -21,7 +24,10 @@ export interface FunctionEntry extends FunctionDefinition {
 export class FunctionRegistry {
   readonly functions = new Map<string, FunctionEntry>();
 
-  constructor(private readonly events: RegistryEvents) {}
+  constructor(
+    private readonly events: RegistryEvents,
+    private readonly validation?: PayloadValidation,
+  ) {}
 
   get size(): number {
     return this.functions.size;
@@ -33,6 +39,7 @@ export class FunctionRegistry {
 
   registerWorkerFunction(conn: WorkerConnection, def: FunctionDefinition): void {
     const entry = this.upsert(def);
+    entry.check = this.validation?.compile(def);
     if (!entry.providers.some((p) => p.kind === 'worker' && p.conn === conn)) {
       entry.providers.push({ kind: 'worker', conn, inFlight: 0 });
     }
@@ -109,6 +116,7 @@ export class FunctionRegistry {
       response_format: def.response_format,
       metadata: def.metadata,
       providers: [],
+      check: undefined,
       next: 0,
     };
     this.functions.set(def.id, entry);

@@ -86,6 +86,13 @@ export class Invoker {
       return this.runInternal(provider, functionId, data instanceof PreparedJson ? data.value() : data, opts, timeoutMs, done);
     }
 
+    if (entry.check !== undefined) {
+      const problem = entry.check(data instanceof PreparedJson ? data.value() : data);
+      if (problem !== undefined) {
+        const message = `payload of ${functionId} does not match its request_format ${problem}`;
+        return done({ code: 'invalid_payload', message }, undefined);
+      }
+    }
     const conn = provider.conn;
     if (conn.overloaded) {
       return done({ code: 'worker_overloaded', message: formatError('worker_overloaded', { worker_id: conn.id }) }, undefined);
