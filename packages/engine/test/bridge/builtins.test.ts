@@ -152,6 +152,15 @@ describe('built-in listings', () => {
       const missing = await raw.invoke(`engine::log::${level}`, {});
       expect(missing.error?.code, level).toBe('invalid_payload');
     }
+    const listed = await listFunctions(engine, true);
+    const descriptions = LOG_LEVELS.map((level) => listed.find((f) => f.function_id === `engine::log::${level}`)?.description);
+    expect(descriptions).toEqual([
+      'Write an info line to the engine log',
+      'Write a warning to the engine log',
+      'Write an error line to the engine log',
+      'Write a debug line to the engine log',
+      'Write a trace line to the engine log',
+    ]);
   });
 });
 

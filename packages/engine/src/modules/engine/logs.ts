@@ -6,12 +6,20 @@ import { payloadObject } from '../../lib/payload.js';
  * `engine::log::<level>`: a worker's log line, written to the engine log with `source: worker`.
  * Registered as replaceable defaults, so that a module that keeps logs (observability) can own them.
  */
+const LEVEL_NOUNS: Record<(typeof LOG_LEVELS)[number], string> = {
+  info: 'an info line',
+  warn: 'a warning',
+  error: 'an error line',
+  debug: 'a debug line',
+  trace: 'a trace line',
+};
+
 export function registerLogFunctions(ctx: ModuleContext): void {
   for (const level of LOG_LEVELS) {
     ctx.registerFunction(
       {
         id: `engine::log::${level}`,
-        description: `Write a ${level} line to the engine log`,
+        description: `Write ${LEVEL_NOUNS[level]} to the engine log`,
         request_format: {
           type: 'object',
           properties: { message: { type: 'string' }, data: {}, trace_id: { type: 'string' }, span_id: { type: 'string' }, service_name: { type: 'string' } },
