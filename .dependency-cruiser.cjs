@@ -9,8 +9,8 @@
  * specifier itself (`@flint/engine/src/...`). The package rules match both forms.
  */
 
-/** A workspace package, resolved (`packages/x/...`) or by name (`@flint/x`, the cli is `flint`). */
-const ANY_WORKSPACE_PACKAGE = '^(packages/[^/]+/|@flint/|flint$)';
+/** A workspace package, resolved (`packages/x/...`) or by name (`@flint/x`). */
+const ANY_WORKSPACE_PACKAGE = '^(packages/[^/]+/|@flint/)';
 const ENGINE = '^packages/engine/src/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -33,7 +33,7 @@ module.exports = {
     },
     {
       name: 'cli-imports-only-engine-sdk-protocol',
-      comment: 'The cli (flint) may import @flint/engine, @flint/sdk and @flint/protocol, nothing else of ours.',
+      comment: 'The cli (@flint/cli) may import @flint/engine, @flint/sdk and @flint/protocol, nothing else of ours.',
       severity: 'error',
       from: { path: '^packages/cli/src/' },
       to: { path: ANY_WORKSPACE_PACKAGE, pathNot: ['^packages/(cli|engine|sdk|protocol)/', '^@flint/(engine|sdk|protocol)$'] },
@@ -44,7 +44,7 @@ module.exports = {
         "Another package is imported by its public name only (its dist/index entry), never its internals: no '@flint/x/src/...', '@flint/x/dist/...' deep imports.",
       severity: 'error',
       from: { path: '^packages/([^/]+)/' },
-      to: { path: ['^packages/[^/]+/', '^@flint/[^/]+/.', '^flint/.'], pathNot: ['^packages/$1/', '^packages/[^/]+/dist/index\\.(js|d\\.ts)$'] },
+      to: { path: ['^packages/[^/]+/', '^@flint/[^/]+/.'], pathNot: ['^packages/$1/', '^packages/[^/]+/dist/index\\.(js|d\\.ts)$'] },
     },
     {
       name: 'no-relative-import-across-packages',

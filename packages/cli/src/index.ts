@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { CliError } from './client.js';
+import { initCommand } from './commands/init.js';
 import { list } from './commands/list.js';
 import { start } from './commands/start.js';
 import { trigger } from './commands/trigger.js';
@@ -67,6 +68,8 @@ export async function main(argv: string[]): Promise<number> {
       }
     });
   }
+
+  program.addCommand(initCommand(report));
 
   program.exitOverride();
   try {

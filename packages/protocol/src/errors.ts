@@ -51,6 +51,8 @@ export const ERROR_CODES = {
   function_unavailable: http(503, 'No worker provides {function_id} right now', "HTTP: no worker provides the route's function right now."),
   worker_shutting_down: spec('the worker is shutting down', 'SDK only: the worker is shutting down, so its pending calls are rejected.'),
   not_connected: spec('disconnected from {url} and {queued} frames are already queued', 'SDK only: the worker is disconnected and its queue of calls is full.'),
+  files_exist: spec('{dir} already has {files}; pass --force to overwrite', 'CLI only: `flint init` would overwrite files that already exist.'),
+  packages_not_found: spec('{reason}', 'CLI only: `flint init --packages` found no usable Flint tarballs in the folder.'),
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
