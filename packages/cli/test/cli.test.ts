@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +45,18 @@ function startEngine(args: string[]): Promise<{ child: ChildProcessWithoutNullSt
     };
     child.stdout.on('data', check);
     child.once('exit', () => reject(new Error(`engine exited:\n${out}`)));
+  });
+}
+
+/** A port that was free a moment ago (bind port 0, read it, release it): nothing listens there. */
+function freePort(): Promise<number> {
+  return new Promise((done, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => done(port));
+    });
   });
 }
 
@@ -151,6 +164,18 @@ describe('flint start + trigger + listings', () => {
     expect(parsed.workers[0]?.function_count).toBe(3);
     const table = await flint(['workers', '--url', engine.url]);
     expect(table.stdout).toMatch(/cli-test-worker\s+node 0\.1\.0\s+3\s+0\s+available/);
+  });
+});
+
+describe('flint trigger with an invalid function id', () => {
+  it.each([
+    ['bad id', 'invalid_function_id: Invalid function id "bad id": must not contain whitespace or control characters'],
+    ['', 'invalid_function_id: Invalid function id "": must not be empty'],
+  ])('-f %j names the rule it breaks, before connecting', async (id, line) => {
+    // Nothing listens at the URL: only a local check can answer with the id's problem.
+    const run = await flint(['trigger', '-f', id, '--url', `ws://127.0.0.1:${await freePort()}`]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(line);
   });
 });
 

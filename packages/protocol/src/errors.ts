@@ -24,6 +24,10 @@ export const ERROR_CODES = {
   invocation_stopped: spec('Invocation stopped: the worker disconnected', 'The worker executing the call disconnected before answering.'),
   invalid_payload: spec('{reason}', 'The payload of a call does not have the shape the function needs.'),
   invalid_frame: http(400, '{reason}', 'A bridge frame could not be decoded or misses a required field.'),
+  invalid_function_id: spec(
+    'Invalid function id {function_id}: {rule}',
+    'A function id breaks the rule: non-empty, at most 256 characters, no whitespace or control characters.',
+  ),
   too_many_invocations: spec('Worker has {in_flight} calls in flight (limit {limit})', 'The caller has too many calls in flight; retry later.'),
   worker_overloaded: spec('Worker {worker_id} is not reading its frames; retry later', "The target worker's outbound buffer is full; retry later."),
   enqueue_error: spec('Queue module not loaded: enqueue is unavailable', 'The call could not be enqueued (for example, no queue module is loaded).'),
