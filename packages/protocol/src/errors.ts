@@ -53,6 +53,10 @@ export const ERROR_CODES = {
   function_unavailable: http(503, 'No worker provides {function_id} right now', "HTTP: no worker provides the route's function right now."),
   worker_shutting_down: spec('the worker is shutting down', 'SDK only: the worker is shutting down, so its pending calls are rejected.'),
   not_connected: spec('disconnected from {url} and {queued} frames are already queued', 'SDK only: the worker is disconnected and its queue of calls is full.'),
+  channel_closed: spec(
+    '{channel} is closed: {reason}',
+    'SDK only: a write to a channel or streamed HTTP response whose other end has gone away, or that is already closed.',
+  ),
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -9,7 +9,8 @@ export {
   type WorkerInfo,
 } from '@flint/protocol';
 export { DEFAULT_RECONNECT, type ReconnectOptions, reconnectDelay } from './backoff.js';
-export { ChannelReader, ChannelWriter } from './channels.js';
+export { ChannelReader } from './channel-reader.js';
+export { ChannelWriter } from './channel-writer.js';
 export { FlintInvocationError, TriggerRegistrationError } from './errors.js';
 export { type ApiResponse, type HttpRequest, type HttpResponse, type SseEvent, formatSse, http } from './http.js';
 export { Logger } from './logger.js';

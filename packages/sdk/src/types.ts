@@ -1,6 +1,7 @@
 import type { ChannelRef, InvokeAction } from '@flint/protocol';
 import type { ReconnectOptions } from './backoff.js';
-import type { ChannelReader, ChannelWriter } from './channels.js';
+import type { ChannelReader } from './channel-reader.js';
+import type { ChannelWriter } from './channel-writer.js';
 
 // The public types of the SDK: worker options, handlers, registrations, calls and channels.
 

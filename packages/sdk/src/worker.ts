@@ -13,7 +13,8 @@ import {
 import type WebSocket from 'ws';
 import { DEFAULT_RECONNECT } from './backoff.js';
 import { Calls } from './calls.js';
-import { ChannelReader, ChannelWriter } from './channels.js';
+import { ChannelReader } from './channel-reader.js';
+import { ChannelWriter } from './channel-writer.js';
 import { Connection } from './connection.js';
 import type { TriggerRegistrationError } from './errors.js';
 import { Invocations, invocationScope } from './invocations.js';
