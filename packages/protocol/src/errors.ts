@@ -52,7 +52,10 @@ export const ERROR_CODES = {
   handler_timeout: http(504, '{function_id} did not answer within {timeout_ms} ms', "HTTP: the route's function did not answer (or start streaming) in time."),
   function_unavailable: http(503, 'No worker provides {function_id} right now', "HTTP: no worker provides the route's function right now."),
   worker_shutting_down: spec('the worker is shutting down', 'SDK only: the worker is shutting down, so its pending calls are rejected.'),
-  not_connected: spec('disconnected from {url} and {queued} frames are already queued', 'SDK only: the worker is disconnected and its queue of calls is full.'),
+  not_connected: spec(
+    'Not connected to {url}: {reason}',
+    'SDK only: the worker has no connection to the engine (none came within the connect wait, or its queue of calls is full).',
+  ),
   channel_closed: spec(
     '{channel} is closed: {reason}',
     'SDK only: a write to a channel or streamed HTTP response whose other end has gone away, or that is already closed.',

@@ -11,6 +11,7 @@ export {
 export { DEFAULT_RECONNECT, type ReconnectOptions, reconnectDelay } from './backoff.js';
 export { ChannelReader } from './channel-reader.js';
 export { ChannelWriter } from './channel-writer.js';
+export type { ConnectionProblem } from './connection-problem.js';
 export { FlintInvocationError, TriggerRegistrationError } from './errors.js';
 export { type ApiResponse, type HttpRequest, type HttpResponse, type SseEvent, formatSse, http } from './http.js';
 export { Logger } from './logger.js';
@@ -37,4 +38,4 @@ export {
   type TriggerTypeHandler,
   type WorkerOptions,
 } from './types.js';
-export { SDK_VERSION, Worker, currentInvocation, registerWorker } from './worker.js';
+export { DEFAULT_CONNECT_TIMEOUT_MS, SDK_VERSION, Worker, currentInvocation, registerWorker } from './worker.js';

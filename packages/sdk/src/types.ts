@@ -10,6 +10,11 @@ export interface WorkerOptions {
   workerName?: string;
   /** Default time-out of `trigger()` calls (ms). */
   invocationTimeoutMs?: number;
+  /**
+   * How long a call made while not connected waits for a connection before it rejects with
+   * `not_connected` (ms); default 10000.
+   */
+  connectTimeoutMs?: number;
   reconnect?: Partial<ReconnectOptions>;
   /** Extra headers on the WebSocket upgrade. */
   headers?: Record<string, string>;
