@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -184,6 +185,29 @@ describe('flint without an engine', () => {
     const run = await flint(['trigger', '--function-id', 'x', '--url', 'ws://127.0.0.1:9']);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^not_connected: cannot reach the engine at ws:\/\/127\.0\.0\.1:9/);
+  });
+
+  it.each([[['trigger', '-f', 'x']], [['functions']]])('flint %j names the URL and says the connection was refused when nothing listens', async (args) => {
+    const url = `ws://127.0.0.1:${await freePort()}`;
+    const run = await flint([...args, '--url', url]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`not_connected: cannot reach the engine at ${url}: connection refused (is it running? start it with: flint start)\n`);
+  });
+
+  it.each([[['trigger', '-f', 'x']], [['workers']]])('flint %j says there is no Flint bridge at a plain HTTP server', async (args) => {
+    const server = createHttpServer((_req, res) => {
+      res.statusCode = 404;
+      res.end('not here');
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const run = await flint([...args, '--url', url]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe(`not_connected: no Flint bridge at ${url} (HTTP 404) — the bridge listens on 49134 by default\n`);
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
   });
 });
 
