@@ -1,5 +1,5 @@
 import { DEFAULT_BRIDGE_URL } from '@flint/protocol';
-import { type Worker, registerWorker } from '@flint/sdk';
+import { type ConnectionProblem, type Worker, registerWorker } from '@flint/sdk';
 
 /** Thrown for failures the CLI reports as one `code: message` line. */
 export class CliError extends Error {
@@ -20,12 +20,11 @@ const quiet = { warn: () => {}, error: () => {}, debug: () => {} };
 /** Connects as an anonymous client (not listed as a worker) or fails fast when the engine is not there. */
 export async function connect(url: string, timeoutMs = 5000): Promise<Worker> {
   const worker = registerWorker(url, { announce: false, reconnect: { maxRetries: 0 }, log: quiet });
-  const unreachable = () => new CliError('not_connected', `cannot reach the engine at ${url} (is it running? start it with: flint start)`);
   let timer: NodeJS.Timeout | undefined;
   try {
     await new Promise<void>((resolve, reject) => {
-      timer = setTimeout(() => reject(unreachable()), timeoutMs);
-      worker.once('failed', () => reject(unreachable()));
+      timer = setTimeout(() => reject(unreachable(url, worker.connectionProblem, `no answer within ${timeoutMs} ms`)), timeoutMs);
+      worker.once('failed', () => reject(unreachable(url, worker.connectionProblem, 'the connection failed')));
       worker.waitConnected().then(resolve);
     });
   } catch (err) {
@@ -35,4 +34,10 @@ export async function connect(url: string, timeoutMs = 5000): Promise<Worker> {
     clearTimeout(timer);
   }
   return worker;
+}
+
+/** The one line saying why the CLI could not connect: the SDK's own words for a server that is not a bridge. */
+function unreachable(url: string, problem: ConnectionProblem | undefined, fallback: string): CliError {
+  if (problem?.kind === 'not_a_bridge') return new CliError('not_connected', problem.message);
+  return new CliError('not_connected', `cannot reach the engine at ${url}: ${problem?.detail ?? fallback} (is it running? start it with: flint start)`);
 }

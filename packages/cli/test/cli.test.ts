@@ -1,5 +1,7 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +46,18 @@ function startEngine(args: string[]): Promise<{ child: ChildProcessWithoutNullSt
     };
     child.stdout.on('data', check);
     child.once('exit', () => reject(new Error(`engine exited:\n${out}`)));
+  });
+}
+
+/** A port that was free a moment ago (bind port 0, read it, release it): nothing listens there. */
+function freePort(): Promise<number> {
+  return new Promise((done, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => done(port));
+    });
   });
 }
 
@@ -154,11 +168,46 @@ describe('flint start + trigger + listings', () => {
   });
 });
 
+describe('flint trigger with an invalid function id', () => {
+  it.each([
+    ['bad id', 'invalid_function_id: Invalid function id "bad id": must not contain whitespace or control characters'],
+    ['', 'invalid_function_id: Invalid function id "": must not be empty'],
+  ])('-f %j names the rule it breaks, before connecting', async (id, line) => {
+    // Nothing listens at the URL: only a local check can answer with the id's problem.
+    const run = await flint(['trigger', '-f', id, '--url', `ws://127.0.0.1:${await freePort()}`]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(line);
+  });
+});
+
 describe('flint without an engine', () => {
   it('says the engine cannot be reached', async () => {
     const run = await flint(['trigger', '--function-id', 'x', '--url', 'ws://127.0.0.1:9']);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^not_connected: cannot reach the engine at ws:\/\/127\.0\.0\.1:9/);
+  });
+
+  it.each([[['trigger', '-f', 'x']], [['functions']]])('flint %j names the URL and says the connection was refused when nothing listens', async (args) => {
+    const url = `ws://127.0.0.1:${await freePort()}`;
+    const run = await flint([...args, '--url', url]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`not_connected: cannot reach the engine at ${url}: connection refused (is it running? start it with: flint start)\n`);
+  });
+
+  it.each([[['trigger', '-f', 'x']], [['workers']]])('flint %j says there is no Flint bridge at a plain HTTP server', async (args) => {
+    const server = createHttpServer((_req, res) => {
+      res.statusCode = 404;
+      res.end('not here');
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const run = await flint([...args, '--url', url]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe(`not_connected: no Flint bridge at ${url} (HTTP 404) — the bridge listens on 49134 by default\n`);
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
   });
 });
 

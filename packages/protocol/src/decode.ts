@@ -1,7 +1,17 @@
+import { type ErrorCode, formatError } from './errors.js';
 import { checkAction, isObject, optObject, optString } from './frame-checks.js';
 import type { InvokeAction, WorkerToEngine } from './messages.js';
 
-export type DecodeResult = { ok: true; message: WorkerToEngine } | { ok: false; reason: string; invocationId?: string; functionId?: string };
+type DecodeFailure = {
+  ok: false;
+  /** `invalid_function_id` for a function id that breaks the rule of checkFunctionId, else `invalid_frame`. */
+  code: Extract<ErrorCode, 'invalid_frame' | 'invalid_function_id'>;
+  reason: string;
+  invocationId?: string;
+  functionId?: string;
+};
+
+export type DecodeResult = { ok: true; message: WorkerToEngine } | DecodeFailure;
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
@@ -22,8 +32,19 @@ export function checkFunctionId(id: unknown): string | undefined {
   return undefined;
 }
 
-function fail(reason: string, frame?: Record<string, unknown>): DecodeResult {
-  const result: { ok: false; reason: string; invocationId?: string; functionId?: string } = { ok: false, reason };
+/**
+ * The `invalid_function_id` message for an id that breaks the rule of checkFunctionId (naming the id
+ * and the rule), else undefined. The engine answers frames with it; clients check ids with it first.
+ */
+export function functionIdError(id: string): string | undefined {
+  const rule = checkFunctionId(id);
+  if (rule === undefined) return undefined;
+  const shown = id.length > 64 ? `${id.slice(0, 64)}…` : id;
+  return formatError('invalid_function_id', { function_id: JSON.stringify(shown), rule });
+}
+
+function fail(reason: string, frame?: Record<string, unknown>, code: DecodeFailure['code'] = 'invalid_frame'): DecodeResult {
+  const result: DecodeFailure = { ok: false, code, reason };
   if (frame && typeof frame.invocation_id === 'string' && frame.type === 'invokefunction') result.invocationId = frame.invocation_id;
   if (frame && typeof frame.function_id === 'string') result.functionId = frame.function_id;
   return result;
@@ -57,7 +78,7 @@ function tooDeep(text: string, limit: number): boolean {
 
 export function decodeWorkerFrame(text: string): DecodeResult {
   if (tooDeep(text, MAX_FRAME_DEPTH)) {
-    const result: DecodeResult = { ok: false, reason: `frame nests objects or arrays deeper than ${MAX_FRAME_DEPTH} levels` };
+    const result: DecodeFailure = { ok: false, code: 'invalid_frame', reason: `frame nests objects or arrays deeper than ${MAX_FRAME_DEPTH} levels` };
     // Still answer a call: its id and function are near the start of the frame.
     const id = /"invocation_id"\s*:\s*"([0-9a-fA-F-]{36})"/.exec(text.slice(0, 4096))?.[1];
     const fn = /"function_id"\s*:\s*"([^"]{1,256})"/.exec(text.slice(0, 4096))?.[1];
@@ -69,16 +90,16 @@ export function decodeWorkerFrame(text: string): DecodeResult {
   try {
     frame = JSON.parse(text);
   } catch {
-    return { ok: false, reason: 'frame is not valid JSON' };
+    return fail('frame is not valid JSON');
   }
-  if (!isObject(frame)) return { ok: false, reason: 'frame must be a JSON object' };
+  if (!isObject(frame)) return fail('frame must be a JSON object');
   const f = frame;
   switch (f.type) {
     case 'invokefunction': {
       const id = f.invocation_id;
       if (id !== undefined && id !== null && id !== '' && !isUuid(id)) return fail('invocation_id must be a UUID', f);
       const fnReason = checkFunctionId(f.function_id);
-      if (fnReason) return fail(`function_id ${fnReason}`, f);
+      if (fnReason) return badFunctionId('function_id', fnReason, f.function_id, f);
       const actionReason = checkAction(f.action);
       if (actionReason) return fail(actionReason, f);
       if (!optString(f.traceparent) || !optString(f.baggage)) return fail('traceparent and baggage must be strings', f);
@@ -94,7 +115,7 @@ export function decodeWorkerFrame(text: string): DecodeResult {
       return { ok: true, message: f as unknown as WorkerToEngine };
     case 'registerfunction': {
       const reason = checkFunctionId(f.id);
-      if (reason) return fail(`id ${reason}`, f);
+      if (reason) return badFunctionId('id', reason, f.id, f);
       if (!optString(f.description)) return fail('description must be a string', f);
       if (!optObject(f.metadata)) return fail('metadata must be an object', f);
       return { ok: true, message: f as unknown as WorkerToEngine };
@@ -103,12 +124,14 @@ export function decodeWorkerFrame(text: string): DecodeResult {
     case 'unregistertriggertype':
       if (typeof f.id !== 'string' || f.id === '') return fail('id must be a non-empty string', f);
       return { ok: true, message: f as unknown as WorkerToEngine };
-    case 'registertrigger':
+    case 'registertrigger': {
       if (typeof f.id !== 'string' || f.id === '') return fail('id must be a non-empty string', f);
       if (typeof f.trigger_type !== 'string' || f.trigger_type === '') return fail('trigger_type must be a non-empty string', f);
-      if (checkFunctionId(f.function_id)) return fail(`function_id ${checkFunctionId(f.function_id)}`, f);
+      const fnReason = checkFunctionId(f.function_id);
+      if (fnReason) return badFunctionId('function_id', fnReason, f.function_id, f);
       if (!optObject(f.metadata)) return fail('metadata must be an object', f);
       return { ok: true, message: f as unknown as WorkerToEngine };
+    }
     case 'unregistertrigger':
       if (typeof f.id !== 'string' || f.id === '') return fail('id must be a non-empty string', f);
       return { ok: true, message: f as unknown as WorkerToEngine };
@@ -128,6 +151,12 @@ export function decodeWorkerFrame(text: string): DecodeResult {
     default:
       return fail(typeof f.type === 'string' ? `unknown frame type "${f.type}"` : 'frame has no "type" field', f);
   }
+}
+
+/** A missing or non-string id is a malformed frame; a string id that breaks the rule is `invalid_function_id`. */
+function badFunctionId(field: string, rule: string, id: unknown, frame: Record<string, unknown>): DecodeResult {
+  if (typeof id !== 'string') return fail(`${field} ${rule}`, frame);
+  return fail(functionIdError(id) as string, frame, 'invalid_function_id');
 }
 
 export type { InvokeAction };

@@ -26,6 +26,10 @@ export const ERROR_CODES = {
   invocation_stopped: spec('Invocation stopped: the worker disconnected', 'The worker executing the call disconnected before answering.'),
   invalid_payload: http(400, '{reason}', 'The payload of a call does not have the shape the function needs.'),
   invalid_frame: http(400, '{reason}', 'A bridge frame could not be decoded or misses a required field.'),
+  invalid_function_id: spec(
+    'Invalid function id {function_id}: {rule}',
+    'A function id breaks the rule: non-empty, at most 256 characters, no whitespace or control characters.',
+  ),
   too_many_invocations: spec('Worker has {in_flight} calls in flight (limit {limit})', 'The caller has too many calls in flight; retry later.'),
   worker_overloaded: http(503, 'Worker {worker_id} is not reading its frames; retry later', "The target worker's outbound buffer is full; retry later."),
   enqueue_error: spec('Queue module not loaded: enqueue is unavailable', 'The call could not be enqueued (for example, no queue module is loaded).'),
@@ -50,7 +54,14 @@ export const ERROR_CODES = {
   handler_timeout: http(504, '{function_id} did not answer within {timeout_ms} ms', "HTTP: the route's function did not answer (or start streaming) in time."),
   function_unavailable: http(503, 'No worker provides {function_id} right now', "HTTP: no worker provides the route's function right now."),
   worker_shutting_down: spec('the worker is shutting down', 'SDK only: the worker is shutting down, so its pending calls are rejected.'),
-  not_connected: spec('disconnected from {url} and {queued} frames are already queued', 'SDK only: the worker is disconnected and its queue of calls is full.'),
+  not_connected: spec(
+    'Not connected to {url}: {reason}',
+    'SDK only: the worker has no connection to the engine (none came within the connect wait, or its queue of calls is full).',
+  ),
+  channel_closed: spec(
+    '{channel} is closed: {reason}',
+    'SDK only: a write to a channel or streamed HTTP response whose other end has gone away, or that is already closed.',
+  ),
   files_exist: spec('{dir} already has {files}; pass --force to overwrite', 'CLI only: `flint init` would overwrite files that already exist.'),
   packages_not_found: spec('{reason}', 'CLI only: `flint init --packages` found no usable Flint tarballs in the folder.'),
 } as const satisfies Record<string, ErrorSpec>;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { InvocationResultMessage, InvokeFunctionMessage } from '@flint/protocol';
+import { type InvocationResultMessage, type InvokeFunctionMessage, formatError } from '@flint/protocol';
 import type { Connection } from './connection.js';
 import { FlintInvocationError } from './errors.js';
 import { invocationScope } from './invocations.js';
@@ -10,6 +10,18 @@ interface Pending {
   reject: (err: Error) => void;
   timer: NodeJS.Timeout;
   functionId: string;
+  /** The frame, while it waits in the connection's queue (undefined once sent). */
+  queued: InvokeFunctionMessage | undefined;
+  /** Bounds the wait for a connection while queued. */
+  connectTimer: NodeJS.Timeout | undefined;
+  startedAt: number;
+}
+
+export interface CallsOptions {
+  /** Default time-out of a call (ms). */
+  invocationTimeoutMs: number;
+  /** How long a call made while not connected waits for a connection before it fails with not_connected (ms). */
+  connectTimeoutMs: number;
 }
 
 /** The calls this worker makes (`trigger()`): their frames, time-outs and results. */
@@ -18,12 +30,16 @@ export class Calls {
 
   constructor(
     private readonly connection: Connection,
-    private readonly defaultTimeoutMs: number,
+    private readonly options: CallsOptions,
   ) {}
 
-  /** True while the call `invocationId` waits for its result. */
-  awaits(invocationId: string): boolean {
-    return this.pending.has(invocationId);
+  /** A queued call is about to be sent: true while it still waits for its result (its connect wait ends). */
+  sending(invocationId: string): boolean {
+    const p = this.pending.get(invocationId);
+    if (!p) return false;
+    clearTimeout(p.connectTimer);
+    p.queued = undefined;
+    return true;
   }
 
   trigger<I, O>(request: TriggerRequest<I>): Promise<O> {
@@ -34,23 +50,31 @@ export class Calls {
     if (request.action) frame.action = request.action;
     if (this.connection.state === 'shutdown')
       return Promise.reject(new FlintInvocationError('worker_shutting_down', 'the worker is shut down', request.function_id));
+    if (this.connection.state === 'failed') return Promise.reject(this.notConnected(request.function_id, this.gaveUp()));
     if (request.action?.type === 'void') {
       return this.connection.send(frame) ? Promise.resolve(undefined as O) : Promise.reject(this.queueFull(request.function_id));
     }
     const id = randomUUID();
     frame.invocation_id = id;
     if (request.timeoutMs !== undefined) frame.timeout_ms = request.timeoutMs;
-    const timeoutMs = request.timeoutMs ?? this.defaultTimeoutMs;
+    const timeoutMs = request.timeoutMs ?? this.options.invocationTimeoutMs;
     return new Promise<O>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new FlintInvocationError('invocation_timeout', `invocation of ${request.function_id} timed out after ${timeoutMs} ms`, request.function_id));
-      }, timeoutMs);
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer, functionId: request.function_id });
-      if (!this.connection.send(frame)) {
-        clearTimeout(timer);
-        this.pending.delete(id);
-        reject(this.queueFull(request.function_id));
+      const p: Pending = {
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        functionId: request.function_id,
+        queued: undefined,
+        connectTimer: undefined,
+        startedAt: Date.now(),
+        // A call that never left the queue did not time out: it never reached the engine.
+        timer: setTimeout(() => (p.queued ? this.giveUp(id) : this.fail(id, this.timedOut(request.function_id, timeoutMs))), timeoutMs),
+      };
+      this.pending.set(id, p);
+      const sent = this.connection.send(frame);
+      if (!sent) return this.fail(id, this.queueFull(request.function_id));
+      if (sent === 'queued') {
+        p.queued = frame;
+        p.connectTimer = setTimeout(() => this.giveUp(id), this.options.connectTimeoutMs);
       }
     });
   }
@@ -61,24 +85,58 @@ export class Calls {
     if (!p) return;
     this.pending.delete(id);
     clearTimeout(p.timer);
+    clearTimeout(p.connectTimer);
     if (msg.error) p.reject(FlintInvocationError.from(msg.error, p.functionId));
     else p.resolve(msg.result === undefined ? null : msg.result);
   }
 
+  /** Reconnecting stopped: the calls still queued can never be sent. */
+  connectionFailed(): void {
+    for (const [id, p] of this.pending) if (p.queued) this.fail(id, this.notConnected(p.functionId, this.gaveUp()));
+  }
+
   /** Rejects every pending call with worker_shutting_down. */
   rejectAll(): void {
-    for (const [id, p] of this.pending) {
-      clearTimeout(p.timer);
-      p.reject(new FlintInvocationError('worker_shutting_down', 'the worker is shutting down', p.functionId));
-      this.pending.delete(id);
-    }
+    for (const [id, p] of this.pending) this.fail(id, new FlintInvocationError('worker_shutting_down', 'the worker is shutting down', p.functionId));
+  }
+
+  private fail(id: string, err: FlintInvocationError): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    clearTimeout(p.timer);
+    clearTimeout(p.connectTimer);
+    if (p.queued) this.connection.unqueue(p.queued);
+    p.reject(err);
+  }
+
+  /** A queued call waited for a connection long enough. */
+  private giveUp(id: string): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    const problem = this.connection.problem;
+    const reason = `no connection within ${Date.now() - p.startedAt} ms${problem ? ` (${problem.detail})` : ''}`;
+    this.fail(id, this.notConnected(p.functionId, reason));
+  }
+
+  private gaveUp(): string {
+    const problem = this.connection.problem;
+    const cause = problem ? ` (${problem.detail})` : '';
+    const attempts = this.connection.attempts;
+    return attempts === 0
+      ? `the connection failed${cause} and reconnecting is off (reconnect.maxRetries: 0)`
+      : `gave up after ${attempts} reconnect attempts${cause}`;
+  }
+
+  private timedOut(functionId: string, timeoutMs: number): FlintInvocationError {
+    return new FlintInvocationError('invocation_timeout', `invocation of ${functionId} timed out after ${timeoutMs} ms`, functionId);
+  }
+
+  private notConnected(functionId: string, reason: string): FlintInvocationError {
+    return new FlintInvocationError('not_connected', formatError('not_connected', { url: this.connection.url, reason }), functionId);
   }
 
   private queueFull(functionId: string): FlintInvocationError {
-    return new FlintInvocationError(
-      'not_connected',
-      `disconnected from ${this.connection.url} and ${this.connection.queued} frames are already queued`,
-      functionId,
-    );
+    return this.notConnected(functionId, `the connection is down and ${this.connection.queued} frames are already queued (maxQueuedFrames)`);
   }
 }

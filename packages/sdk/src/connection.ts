@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import type { InvokeFunctionMessage } from '@flint/protocol';
 import WebSocket from 'ws';
 import { type ReconnectOptions, reconnectDelay } from './backoff.js';
+import { type ConnectionProblem, notABridge, problemKey, unreachable } from './connection-problem.js';
 
 export type ConnectionState = 'connecting' | 'connected' | 'disconnected' | 'failed' | 'shutdown';
 
@@ -11,15 +12,15 @@ export interface ConnectionOptions {
   headers?: Record<string, string>;
   /** Cap on frames queued while disconnected. */
   maxQueuedFrames: number;
-  log: Pick<Console, 'error' | 'debug'>;
+  log: Pick<Console, 'warn' | 'error' | 'debug'>;
 }
 
 /** What the connection asks of the worker it carries. */
 export interface ConnectionHost {
   /** Sends every registration again (with `sendNow`): on each open, before the queued frames. */
   replay(): void;
-  /** False for a queued call nobody awaits any more (it timed out meanwhile): it is dropped, not sent. */
-  awaits(invocationId: string): boolean;
+  /** A queued call is about to be sent; false for one nobody awaits any more (it timed out meanwhile): it is dropped. */
+  sending(invocationId: string): boolean;
   /** The connection is open, and the registrations and queued frames are written. */
   opened(): void;
   message(data: WebSocket.RawData): void;
@@ -39,7 +40,13 @@ const QUEUED_TYPES = new Set(['invokefunction', 'invocationresult', 'unregistert
  */
 export class Connection {
   state: ConnectionState = 'connecting';
+  /** Why the last attempt to connect failed; undefined once connected. */
+  problem: ConnectionProblem | undefined;
   private ws: WebSocket | undefined;
+  /** The failure of the attempt in progress (the first one seen wins). */
+  private attemptProblem: ConnectionProblem | undefined;
+  /** The key of the problem last logged: a retry failing the same way stays quiet. */
+  private reported: string | undefined;
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private outbox: Record<string, unknown>[] = [];
@@ -58,10 +65,23 @@ export class Connection {
     return this.outbox.length;
   }
 
+  /** Reconnect attempts made since the last open connection. */
+  get attempts(): number {
+    return this.attempt;
+  }
+
   connect(): void {
     this.state = 'connecting';
+    this.attemptProblem = undefined;
     const ws = new WebSocket(this.url, { headers: this.options.headers, perMessageDeflate: false });
     this.ws = ws;
+    // A plain HTTP answer (the engine's HTTP port, another program): not a bridge. Abort the handshake
+    // (the 'error' that follows is this abort, not news).
+    ws.on('unexpected-response', (_req, res) => {
+      if (this.ws === ws) this.attemptProblem ??= notABridge(this.url, res.statusCode ?? 0);
+      res.resume();
+      ws.terminate();
+    });
     ws.on('upgrade', (response) => {
       if (this.ws !== ws) return;
       this.socket = response.socket as Socket;
@@ -69,7 +89,11 @@ export class Connection {
     });
     ws.on('open', () => this.onOpen(ws));
     ws.on('message', (data) => this.host.message(data));
-    ws.on('error', (err) => this.options.log.debug(`[flint] connection error: ${err.message}`));
+    ws.on('error', (err) => {
+      if (this.ws !== ws) return;
+      if (this.state === 'connecting') this.attemptProblem ??= unreachable(this.url, err);
+      else this.options.log.debug(`[flint] connection error: ${err.message}`);
+    });
     ws.once('close', () => this.onClose(ws));
   }
 
@@ -100,27 +124,36 @@ export class Connection {
   }
 
   /** Calls and results: sent when connected, else queued until the next connect. False when the queue is full. */
-  send(frame: Record<string, unknown> | InvokeFunctionMessage): boolean {
+  send(frame: Record<string, unknown> | InvokeFunctionMessage): 'sent' | 'queued' | false {
     if (this.state === 'connected' && this.ws?.readyState === WebSocket.OPEN) {
       this.write(this.ws, JSON.stringify(frame));
-      return true;
+      return 'sent';
     }
     if (this.state === 'shutdown' || !QUEUED_TYPES.has(frame.type as string)) return false;
     if (this.outbox.length >= this.options.maxQueuedFrames) return false;
     this.outbox.push(frame as Record<string, unknown>);
-    return true;
+    return 'queued';
+  }
+
+  /** Takes a queued frame back (its call gave up waiting), so it no longer counts against the queue. */
+  unqueue(frame: object): void {
+    const i = this.outbox.indexOf(frame as Record<string, unknown>);
+    if (i >= 0) this.outbox.splice(i, 1);
   }
 
   private onOpen(ws: WebSocket): void {
     if (this.ws !== ws) return;
     this.state = 'connected';
     this.attempt = 0;
+    this.problem = undefined;
+    // Once connected, the next failure is news again.
+    this.reported = undefined;
     // Full replay: the engine gave this connection a new worker id and knows nothing of it yet.
     this.host.replay();
     const queued = this.outbox;
     this.outbox = [];
     for (const frame of queued) {
-      if (frame.type === 'invokefunction' && typeof frame.invocation_id === 'string' && !this.host.awaits(frame.invocation_id)) continue;
+      if (frame.type === 'invokefunction' && typeof frame.invocation_id === 'string' && !this.host.sending(frame.invocation_id)) continue;
       this.sendNow(frame);
     }
     this.host.opened();
@@ -132,6 +165,7 @@ export class Connection {
     if (this.state === 'shutdown') return;
     this.state = 'disconnected';
     if (wasConnected) this.host.disconnected();
+    else this.attemptFailed();
     const { maxRetries } = this.options.reconnect;
     if (maxRetries >= 0 && this.attempt >= maxRetries) {
       this.state = 'failed';
@@ -141,6 +175,19 @@ export class Connection {
     }
     const delay = reconnectDelay(this.options.reconnect, this.attempt++);
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
+  }
+
+  /** Logs why an attempt failed once per situation; retries failing the same way stay quiet. */
+  private attemptFailed(): void {
+    const problem = this.attemptProblem;
+    if (!problem) return;
+    this.problem = problem;
+    const key = problemKey(problem);
+    if (key === this.reported) return;
+    this.reported = key;
+    const { maxRetries } = this.options.reconnect;
+    const retrying = maxRetries < 0 || this.attempt < maxRetries;
+    this.options.log.warn(`[flint] ${problem.message}${retrying ? '; retrying quietly' : ''}`);
   }
 
   /** Frames written in one turn of the event loop leave in one socket write (corked until setImmediate). */

@@ -9,7 +9,9 @@ export {
   type WorkerInfo,
 } from '@flint/protocol';
 export { DEFAULT_RECONNECT, type ReconnectOptions, reconnectDelay } from './backoff.js';
-export { ChannelReader, ChannelWriter } from './channels.js';
+export { ChannelReader } from './channel-reader.js';
+export { ChannelWriter } from './channel-writer.js';
+export type { ConnectionProblem } from './connection-problem.js';
 export { FlintInvocationError, TriggerRegistrationError } from './errors.js';
 export { type ApiResponse, type HttpRequest, type HttpResponse, type SseEvent, formatSse, http } from './http.js';
 export { Logger } from './logger.js';
@@ -36,4 +38,4 @@ export {
   type TriggerTypeHandler,
   type WorkerOptions,
 } from './types.js';
-export { SDK_VERSION, Worker, currentInvocation, registerWorker } from './worker.js';
+export { DEFAULT_CONNECT_TIMEOUT_MS, SDK_VERSION, Worker, currentInvocation, registerWorker } from './worker.js';

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type InvokeFunctionMessage, type RegisterFunctionMessage, isChannelRef } from '@flint/protocol';
-import { ChannelReader, ChannelWriter } from './channels.js';
+import { ChannelReader } from './channel-reader.js';
+import { ChannelWriter } from './channel-writer.js';
 import type { Connection } from './connection.js';
 import { handlerFailure } from './errors.js';
 import type { Handler, HandlerContext } from './types.js';

@@ -1,6 +1,7 @@
 import type { ChannelRef, InvokeAction } from '@flint/protocol';
 import type { ReconnectOptions } from './backoff.js';
-import type { ChannelReader, ChannelWriter } from './channels.js';
+import type { ChannelReader } from './channel-reader.js';
+import type { ChannelWriter } from './channel-writer.js';
 
 // The public types of the SDK: worker options, handlers, registrations, calls and channels.
 
@@ -9,6 +10,11 @@ export interface WorkerOptions {
   workerName?: string;
   /** Default time-out of `trigger()` calls (ms). */
   invocationTimeoutMs?: number;
+  /**
+   * How long a call made while not connected waits for a connection before it rejects with
+   * `not_connected` (ms); default 10000.
+   */
+  connectTimeoutMs?: number;
   reconnect?: Partial<ReconnectOptions>;
   /** Extra headers on the WebSocket upgrade. */
   headers?: Record<string, string>;

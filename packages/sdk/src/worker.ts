@@ -13,8 +13,10 @@ import {
 import type WebSocket from 'ws';
 import { DEFAULT_RECONNECT } from './backoff.js';
 import { Calls } from './calls.js';
-import { ChannelReader, ChannelWriter } from './channels.js';
+import { ChannelReader } from './channel-reader.js';
+import { ChannelWriter } from './channel-writer.js';
 import { Connection } from './connection.js';
+import type { ConnectionProblem } from './connection-problem.js';
 import type { TriggerRegistrationError } from './errors.js';
 import { Invocations, invocationScope } from './invocations.js';
 import { StateClient } from './state.js';
@@ -33,6 +35,9 @@ import type {
 } from './types.js';
 
 export const SDK_VERSION = '0.1.0';
+
+/** How long a call made while not connected waits for a connection by default (ms). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * A connection to a Flint engine (or any engine speaking the iii bridge protocol). The facade over
@@ -71,13 +76,19 @@ export class Worker extends EventEmitter<{
     };
     this.connection = new Connection(this.url, connectionOptions, {
       replay: () => this.replay(),
-      awaits: (invocationId) => this.calls.awaits(invocationId),
+      sending: (invocationId) => this.calls.sending(invocationId),
       opened: () => this.onOpened(),
       message: (data) => this.onMessage(data),
       disconnected: () => this.emit('disconnected'),
-      failed: () => this.emit('failed'),
+      failed: () => {
+        this.calls.connectionFailed();
+        this.emit('failed');
+      },
     });
-    this.calls = new Calls(this.connection, options.invocationTimeoutMs ?? 30_000);
+    this.calls = new Calls(this.connection, {
+      invocationTimeoutMs: options.invocationTimeoutMs ?? 30_000,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    });
     this.invocations = new Invocations(this.connection, this.log);
     this.triggers = new Triggers(this.connection, this.log, (error) => this.emit('triggerError', error));
     this.connection.connect();
@@ -91,6 +102,11 @@ export class Worker extends EventEmitter<{
 
   get connected(): boolean {
     return this.connection.state === 'connected';
+  }
+
+  /** Why the last attempt to connect failed (no engine there, or a server that is not a Flint bridge); undefined once connected. */
+  get connectionProblem(): ConnectionProblem | undefined {
+    return this.connection.problem;
   }
 
   /** Resolves when the connection is open (at once if it already is). */

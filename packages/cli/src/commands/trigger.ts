@@ -1,3 +1,4 @@
+import { functionIdError } from '@flint/protocol';
 import { FlintInvocationError, TriggerAction } from '@flint/sdk';
 import { CliError, connect, resolveUrl } from '../client.js';
 
@@ -11,6 +12,9 @@ export interface TriggerOptions {
 
 /** Calls one function and prints its result as JSON on stdout. */
 export async function trigger(options: TriggerOptions): Promise<unknown> {
+  // The engine's rule, checked before connecting: a bad id is reported even when no engine runs.
+  const badId = functionIdError(options.functionId);
+  if (badId) throw new CliError('invalid_function_id', badId);
   let payload: unknown = null;
   if (options.payload !== undefined) {
     try {

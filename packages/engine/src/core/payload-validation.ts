@@ -39,7 +39,10 @@ export class PayloadValidation {
     try {
       validate = this.ajvFor(schema).compile(schema);
     } catch (err) {
-      this.logger.warn({ function_id: def.id }, `request_format of ${def.id} is not a valid JSON Schema, so its payloads are not validated: ${errorMessage(err)}`);
+      this.logger.warn(
+        { function_id: def.id },
+        `request_format of ${def.id} is not a valid JSON Schema, so its payloads are not validated: ${errorMessage(err)}`,
+      );
       return undefined;
     }
     const check: PayloadCheck = (data) => (validate(data) ? undefined : describe(validate.errors));

@@ -181,7 +181,6 @@ describe('malformed frames get an error and the connection stays open', () => {
     ['timeout_ms: -1', { type: 'invokefunction', function_id: 'bi::echo', data: {}, timeout_ms: -1 }, /timeout_ms/],
     ['timeout_ms as a string', { type: 'invokefunction', function_id: 'bi::echo', data: {}, timeout_ms: '100' }, /timeout_ms/],
     ['a numeric traceparent', { type: 'invokefunction', function_id: 'bi::echo', data: {}, traceparent: 1 }, /traceparent/],
-    ['a function_id with whitespace', { type: 'invokefunction', function_id: 'bi echo', data: {} }, /function_id/],
   ])('invokefunction with %s is answered with an invocationresult carrying invalid_frame', async (_name, frame, reason) => {
     await start();
     const { check } = await echoPair();
@@ -196,6 +195,35 @@ describe('malformed frames get an error and the connection stays open', () => {
     await barrier(client);
     expect(client.unread.filter((f) => f.invocation_id === invocationId || f.type === 'error')).toEqual([]);
     await check();
+  });
+
+  it.each<[string, string, string]>([
+    ['with whitespace', 'bi echo', 'Invalid function id "bi echo": must not contain whitespace or control characters'],
+    ['that is empty', '', 'Invalid function id "": must not be empty'],
+    ['of 300 characters', 'x'.repeat(300), `Invalid function id "${'x'.repeat(64)}…": must be at most 256 characters`],
+  ])('invokefunction with a function_id %s is answered with invalid_function_id naming the rule', async (_name, functionId, message) => {
+    await start();
+    const { check } = await echoPair();
+    const client = await raw();
+    const invocationId = randomUUID();
+    client.send({ type: 'invokefunction', invocation_id: invocationId, function_id: functionId, data: {} });
+    // The same frame shape as every failed call (iii-sdk reads it as any other error).
+    const answer = await client.next((f) => f.type === 'invocationresult' && f.invocation_id === invocationId);
+    expect(answer).toMatchObject({ function_id: functionId, error: { code: 'invalid_function_id', message } });
+    expect(answer.result).toBeUndefined();
+    expect(client.open).toBe(true);
+    await check();
+  });
+
+  it('a Flint worker calling an invalid function id gets a FlintInvocationError with invalid_function_id', async () => {
+    await start();
+    const caller = await worker('bi-bad-id');
+    const err = await caller.trigger({ function_id: 'bad id', payload: {} }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(FlintInvocationError);
+    expect(err).toMatchObject({ code: 'invalid_function_id', message: expect.stringContaining('must not contain whitespace') });
   });
 
   it('an invokefunction whose invocation_id is not a UUID gets an invocationresult with that id and invalid_frame', async () => {
@@ -226,8 +254,13 @@ describe('malformed frames get an error and the connection stays open', () => {
     const client = await raw();
     client.send({ type: 'registerfunction', id });
     const error = await client.next((f) => f.type === 'error');
-    expect(error.error).toEqual({ code: 'invalid_frame', message: expect.stringMatching(/^id /) });
+    const rule = /^Invalid function id ".*": must (not|be at most)/s;
+    expect(error.error).toEqual({ code: 'invalid_function_id', message: expect.stringMatching(rule) });
     expect(await listedFunctions(client)).not.toContain(id);
+    // A trigger naming such a function breaks the same rule.
+    client.send({ type: 'registertrigger', id: randomUUID(), trigger_type: 'engine::functions-available', function_id: id, config: {} });
+    const triggerError = await client.next((f) => f.type === 'error');
+    expect(triggerError.error).toEqual({ code: 'invalid_function_id', message: expect.stringMatching(rule) });
     expect(
       eng()
         .listFunctions(true)

@@ -66,7 +66,7 @@ export class WorkerSession {
     const decoded = decodeWorkerFrame(text);
     if (!decoded.ok) {
       this.log.warn({ worker_id: conn.id }, `bad frame: ${decoded.reason}`);
-      const error = { code: 'invalid_frame', message: decoded.reason };
+      const error = { code: decoded.code, message: decoded.reason };
       if (decoded.invocationId !== undefined) {
         conn.send({ type: 'invocationresult', invocation_id: decoded.invocationId, function_id: decoded.functionId ?? '', error });
       } else {
