@@ -52,8 +52,12 @@ export class PayloadValidation {
 
   private ajvFor(schema: object): Ajv | Ajv2020 {
     const dialect = (schema as { $schema?: unknown }).$schema;
-    if (typeof dialect === 'string' && dialect.includes('2020-12')) return (this.draft2020 ??= withFormats(new Ajv2020(AJV_OPTIONS)));
-    return (this.draft07 ??= withFormats(new Ajv(AJV_OPTIONS)));
+    if (typeof dialect === 'string' && dialect.includes('2020-12')) {
+      if (this.draft2020 === undefined) this.draft2020 = withFormats(new Ajv2020(AJV_OPTIONS));
+      return this.draft2020;
+    }
+    if (this.draft07 === undefined) this.draft07 = withFormats(new Ajv(AJV_OPTIONS));
+    return this.draft07;
   }
 
   private remember(text: string, schema: object, check: PayloadCheck): void {
