@@ -159,6 +159,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         await engine.stop();
         throw err;
       }
+      triggers.warnAboutParked();
     },
     stop() {
       if (state === 'created') {

@@ -5,7 +5,7 @@ import { errorMessage } from '../lib/errors.js';
 import type { AdapterTable } from './adapter-table.js';
 import type { AdapterInstance } from './api/adapters.js';
 import type { BoundListener } from './api/listen.js';
-import type { ModuleTrigger } from './api/triggers.js';
+import type { ModuleTrigger, TriggerTypeProvider } from './api/triggers.js';
 import type { ChannelManager } from './channels.js';
 import type { EnqueueRouter } from './enqueue.js';
 import type { RegistryEvents } from './events.js';
@@ -70,7 +70,7 @@ export class ModuleScope {
       logger,
       configDir: core.configDir,
       registerFunction: (def, handler, options) => own(functions.registerInternalFunction(name, def, handler, options?.replaceable)),
-      registerTriggerType: (def, provider) => own(triggers.registerType(def, provider)),
+      registerTriggerType: (def, provider) => own(triggers.registerType(def, provider as TriggerTypeProvider)),
       registerTrigger: (input) => this.registerTrigger(input),
       invoke: (functionId, data, opts) => invoker.call(functionId, data, opts, name),
       invokeWith: (functionId, data, opts, done) => invoker.callWith(functionId, data, opts, done, name),
