@@ -78,6 +78,7 @@ describe('flint start + trigger + listings', () => {
     });
     worker.registerFunction('test::slow', () => new Promise((r) => setTimeout(() => r('late'), 2000)));
     worker.registerTrigger({ type: 'engine::functions-available', function_id: 'hello::world', config: {} });
+    worker.registerTrigger({ type: 'htpp', function_id: 'hello::world', config: {} }); // nobody provides it: parked
     await worker.waitConnected();
     await worker.trigger({ function_id: 'engine::functions::list', payload: {} });
   });
@@ -143,7 +144,9 @@ describe('flint start + trigger + listings', () => {
     expect(all.stdout).toContain('engine::functions::list');
 
     const triggers = await flint(['triggers', '--url', engine.url]);
+    expect(triggers.stdout).toMatch(/^ID\s+TYPE\s+FUNCTION\s+STATUS\s+CONFIG/);
     expect(triggers.stdout).toMatch(/engine::functions-available\s+hello::world\s+active/);
+    expect(triggers.stdout).toMatch(/htpp\s+hello::world\s+parked/);
 
     const workers = await flint(['workers', '--json', '--url', engine.url]);
     const parsed = JSON.parse(workers.stdout) as { workers: { name: string; function_count: number }[] };
