@@ -1,5 +1,5 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,9 +23,12 @@ function flint(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   });
 }
 
-/** Starts `flint start` in a child process and resolves with its bridge URL from the banner. */
-function startEngine(args: string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [bin, 'start', ...args], { cwd: root });
+/** Starts `flint start` (or `flint` with `command: []`) in a child process and resolves with its bridge URL from the banner. */
+function startEngine(
+  args: string[],
+  { command = ['start'], cwd = root }: { command?: string[]; cwd?: string } = {},
+): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output: () => string }> {
+  const child = spawn(process.execPath, [bin, ...command, ...args], { cwd });
   let out = '';
   child.stdout.on('data', (d) => {
     out += d;
@@ -170,6 +173,30 @@ describe('--help', () => {
     const run = await flint([...args, '--help']);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^Usage: flint/);
+  });
+
+  it('an unknown command is named, with a suggestion when one is close (not taken as an argument of start)', async () => {
+    const typo = await flint(['fucntions']);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain("error: unknown command 'fucntions' (did you mean 'functions'?)");
+    expect(typo.stderr).not.toContain('start');
+    const unknown = await flint(['bogus', '--url', 'ws://127.0.0.1:9']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.split('\n')[0]).toBe("error: unknown command 'bogus'");
+    const option = await flint(['start', '--confg', 'x.yaml']);
+    expect(option.stderr).toContain("error: unknown option '--confg' (did you mean '--config'?)");
+  });
+
+  it('flint without a command starts the engine, also with only start options', async () => {
+    const bare = join(dir, 'bare');
+    mkdirSync(bare);
+    writeFileSync(join(bare, 'flint-config.yaml'), 'bridge:\n  port: 0\nlog:\n  level: warn\n');
+    for (const args of [[], ['--config', config]]) {
+      const engine = await startEngine(args, { command: [], cwd: bare });
+      expect(engine.output()).toContain(args.length === 0 ? join(bare, 'flint-config.yaml') : config);
+      engine.child.kill('SIGTERM');
+      expect(await exitOf(engine.child)).toBe(0);
+    }
   });
 
   it('trigger without --function-id is a usage error', async () => {
