@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -214,6 +215,38 @@ describe('configuration errors and shutdown', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`bridge.prot: unknown key (${bad}:2)`);
     expect(run.stderr).toMatch(new RegExp(`invocation_timeout_ms: .+ \\(${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3\\)`));
+  });
+
+  it('a value from an environment variable that is not a port names the variable, in one problem line', async () => {
+    const envConfig = join(dir, 'env-port.yaml');
+    writeFileSync(envConfig, ['bridge:', '  port: 0', 'modules:', '  - name: flint-http', '    config:', `      port: $\{FLINT_T_HTTP_PORT}`, ''].join('\n'));
+    const bad = await flint(['start', '--config', envConfig], { FLINT_T_HTTP_PORT: 'abc' });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe(
+      `flint: invalid configuration\nmodules[0].config.port: "abc" (from $\{FLINT_T_HTTP_PORT}) is not a valid port (0-65535) (${envConfig}:6)\n`,
+    );
+    const unset = await flint(['start', '--config', envConfig]);
+    expect(unset.stderr.trim().split('\n')).toEqual([
+      'flint: invalid configuration',
+      `modules[0].config.port: environment variable FLINT_T_HTTP_PORT is not set and has no default (write $\{FLINT_T_HTTP_PORT:default}) (${envConfig}:6)`,
+    ]);
+  });
+
+  it('a bridge port that is taken names bridge.port and the variable that set it', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const envConfig = join(dir, 'taken.yaml');
+      writeFileSync(envConfig, `bridge:\n  port: $\{FLINT_T_BRIDGE_PORT}\n`);
+      const run = await flint(['start', '--config', envConfig], { FLINT_T_BRIDGE_PORT: String(port) });
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim()).toBe(
+        `flint: failed to start: cannot listen on 127.0.0.1:${port}: address already in use (EADDRINUSE); the port is set by bridge.port (from $\{FLINT_T_BRIDGE_PORT})`,
+      );
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('SIGTERM fails in-flight calls cleanly and exits 0; --worker runs a worker', async () => {

@@ -30,7 +30,7 @@ class HttpModule implements EngineModule {
       },
     );
     const server = createServer({ noDelay: true, keepAliveTimeout: 65_000 }, (req, res) => pipeline.handle(req, res));
-    await ctx.listen({ name: 'http', host: this.config.host, port: this.config.port, server });
+    await ctx.listen({ name: 'http', host: this.config.host, port: this.config.port, portKey: 'port', server });
   }
 }
 
