@@ -25,10 +25,12 @@ export async function main(argv: string[]): Promise<number> {
   const program = new Command('flint')
     .description('Flint: a function-and-trigger engine. Without a command, `flint` starts the engine.')
     .version('0.1.0')
-    .showHelpAfterError('(add --help for usage)');
+    .showHelpAfterError('(add --help for usage)')
+    // commander puts its suggestion on a line of its own; keep each error on one line.
+    .configureOutput({ outputError: (text, write) => write(text.replace(/\n\(Did you mean (.+)\?\)/, " (did you mean '$1'?)")) });
 
   program
-    .command('start', { isDefault: true })
+    .command('start')
     .description('start the engine with flint-config.yaml (or --config), or the embedded defaults')
     .option('-c, --config <path>', 'config file (default: ./flint-config.yaml when present)')
     .option('-w, --worker <command>', 'also run this worker command with FLINT_URL set (repeatable)', collect)
@@ -73,10 +75,20 @@ export async function main(argv: string[]): Promise<number> {
 
   program.exitOverride();
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(withDefaultCommand(argv));
   } catch (err) {
     const code = (err as { exitCode?: number }).exitCode;
     return typeof code === 'number' ? code : 1;
   }
   return exitCode;
+}
+
+/**
+ * `flint` and `flint --config x` run `start`. (Not commander's default command: that takes every
+ * unknown word as an argument of `start`, so `flint fucntions` could not be an unknown command.)
+ */
+function withDefaultCommand(argv: string[]): string[] {
+  const first = argv[2];
+  const rootOption = first === '-h' || first === '--help' || first === '-V' || first === '--version';
+  return first === undefined || (first.startsWith('-') && !rootOption) ? [...argv.slice(0, 2), 'start', ...argv.slice(2)] : argv;
 }

@@ -1,5 +1,5 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -25,9 +25,12 @@ function flint(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   });
 }
 
-/** Starts `flint start` in a child process and resolves with its bridge URL from the banner. */
-function startEngine(args: string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [bin, 'start', ...args], { cwd: root });
+/** Starts `flint start` (or `flint` with `command: []`) in a child process and resolves with its bridge URL from the banner. */
+function startEngine(
+  args: string[],
+  { command = ['start'], cwd = root }: { command?: string[]; cwd?: string } = {},
+): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output: () => string }> {
+  const child = spawn(process.execPath, [bin, ...command, ...args], { cwd });
   let out = '';
   child.stdout.on('data', (d) => {
     out += d;
@@ -92,6 +95,7 @@ describe('flint start + trigger + listings', () => {
     });
     worker.registerFunction('test::slow', () => new Promise((r) => setTimeout(() => r('late'), 2000)));
     worker.registerTrigger({ type: 'engine::functions-available', function_id: 'hello::world', config: {} });
+    worker.registerTrigger({ type: 'htpp', function_id: 'hello::world', config: {} }); // nobody provides it: parked
     await worker.waitConnected();
     await worker.trigger({ function_id: 'engine::functions::list', payload: {} });
   });
@@ -157,7 +161,9 @@ describe('flint start + trigger + listings', () => {
     expect(all.stdout).toContain('engine::functions::list');
 
     const triggers = await flint(['triggers', '--url', engine.url]);
+    expect(triggers.stdout).toMatch(/^ID\s+TYPE\s+FUNCTION\s+STATUS\s+CONFIG/);
     expect(triggers.stdout).toMatch(/engine::functions-available\s+hello::world\s+active/);
+    expect(triggers.stdout).toMatch(/htpp\s+hello::world\s+parked/);
 
     const workers = await flint(['workers', '--json', '--url', engine.url]);
     const parsed = JSON.parse(workers.stdout) as { workers: { name: string; function_count: number }[] };
@@ -218,6 +224,30 @@ describe('--help', () => {
     expect(run.stdout).toMatch(/^Usage: flint/);
   });
 
+  it('an unknown command is named, with a suggestion when one is close (not taken as an argument of start)', async () => {
+    const typo = await flint(['fucntions']);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain("error: unknown command 'fucntions' (did you mean 'functions'?)");
+    expect(typo.stderr).not.toContain('start');
+    const unknown = await flint(['bogus', '--url', 'ws://127.0.0.1:9']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.split('\n')[0]).toBe("error: unknown command 'bogus'");
+    const option = await flint(['start', '--confg', 'x.yaml']);
+    expect(option.stderr).toContain("error: unknown option '--confg' (did you mean '--config'?)");
+  });
+
+  it('flint without a command starts the engine, also with only start options', async () => {
+    const bare = join(dir, 'bare');
+    mkdirSync(bare);
+    writeFileSync(join(bare, 'flint-config.yaml'), 'bridge:\n  port: 0\nlog:\n  level: warn\n');
+    for (const args of [[], ['--config', config]]) {
+      const engine = await startEngine(args, { command: [], cwd: bare });
+      expect(engine.output()).toContain(args.length === 0 ? join(bare, 'flint-config.yaml') : config);
+      engine.child.kill('SIGTERM');
+      expect(await exitOf(engine.child)).toBe(0);
+    }
+  });
+
   it('trigger without --function-id is a usage error', async () => {
     const run = await flint(['trigger']);
     expect(run.code).toBe(1);
@@ -233,6 +263,38 @@ describe('configuration errors and shutdown', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`bridge.prot: unknown key (${bad}:2)`);
     expect(run.stderr).toMatch(new RegExp(`invocation_timeout_ms: .+ \\(${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3\\)`));
+  });
+
+  it('a value from an environment variable that is not a port names the variable, in one problem line', async () => {
+    const envConfig = join(dir, 'env-port.yaml');
+    writeFileSync(envConfig, ['bridge:', '  port: 0', 'modules:', '  - name: flint-http', '    config:', `      port: $\{FLINT_T_HTTP_PORT}`, ''].join('\n'));
+    const bad = await flint(['start', '--config', envConfig], { FLINT_T_HTTP_PORT: 'abc' });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe(
+      `flint: invalid configuration\nmodules[0].config.port: "abc" (from $\{FLINT_T_HTTP_PORT}) is not a valid port (0-65535) (${envConfig}:6)\n`,
+    );
+    const unset = await flint(['start', '--config', envConfig]);
+    expect(unset.stderr.trim().split('\n')).toEqual([
+      'flint: invalid configuration',
+      `modules[0].config.port: environment variable FLINT_T_HTTP_PORT is not set and has no default (write $\{FLINT_T_HTTP_PORT:default}) (${envConfig}:6)`,
+    ]);
+  });
+
+  it('a bridge port that is taken names bridge.port and the variable that set it', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const envConfig = join(dir, 'taken.yaml');
+      writeFileSync(envConfig, `bridge:\n  port: $\{FLINT_T_BRIDGE_PORT}\n`);
+      const run = await flint(['start', '--config', envConfig], { FLINT_T_BRIDGE_PORT: String(port) });
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim()).toBe(
+        `flint: failed to start: cannot listen on 127.0.0.1:${port}: address already in use (EADDRINUSE); the port is set by bridge.port (from $\{FLINT_T_BRIDGE_PORT})`,
+      );
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('SIGTERM fails in-flight calls cleanly and exits 0; --worker runs a worker', async () => {

@@ -102,6 +102,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       pingIntervalMs: config.bridge.ping_interval_ms,
       maxOutboundBytes: config.bridge.max_outbound_buffer_bytes,
       triggerAckTimeoutMs: config.bridge.trigger_ack_timeout_ms,
+      portSetting: `bridge.port${config.fromEnv['bridge.port'] ? ` (from ${config.fromEnv['bridge.port']})` : ''}`,
     },
   );
   const core: EngineCore = {
@@ -117,10 +118,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
     logTap: logTapOf(logger) ?? new LogTap(),
     adapters,
     configDir: config.configDir,
+    fromEnv: config.fromEnv,
     logger,
   };
   const loaded = config.modules.map((m) => ({ def: known.find((k) => k.name === m.name) as ModuleDefinition, config: m.config }));
-  const scopes = [{ def: engineModule as ModuleDefinition, config: {} }, ...loaded].map(({ def, config }) => new ModuleScope(def.create(config), config, core));
+  const scopes = [
+    new ModuleScope(engineModule.create({}), {}, core),
+    ...loaded.map(({ def, config }, i) => new ModuleScope(def.create(config), config, core, `modules[${i}].config`)),
+  ];
   const runner = new ModuleRunner(scopes, logger);
 
   let bridgeUrl = '';
@@ -159,6 +164,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         await engine.stop();
         throw err;
       }
+      triggers.warnAboutParked();
     },
     stop() {
       if (state === 'created') {

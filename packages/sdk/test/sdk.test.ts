@@ -165,7 +165,7 @@ describe.each(['flint', 'iii'] as const)('reconnect with a %s worker', (kind) =>
       const w = worker(url);
       w.registerFunction('rc::echo', handler);
       w.registerFunction('rc::watch', () => null);
-      w.registerTrigger({ type: 'engine::workers-available', function_id: 'rc::watch', config: { kept: true } });
+      w.registerTrigger({ type: 'engine::workers-available', function_id: 'rc::watch', config: {} });
       call = (payload) => w.trigger({ function_id: 'rc::echo', payload });
       isConnected = () => w.connected;
     } else {
@@ -178,7 +178,7 @@ describe.each(['flint', 'iii'] as const)('reconnect with a %s worker', (kind) =>
       track(() => w.shutdown());
       w.registerFunction('rc::echo', handler);
       w.registerFunction('rc::watch', async () => null);
-      w.registerTrigger({ type: 'engine::workers-available', function_id: 'rc::watch', config: { kept: true } });
+      w.registerTrigger({ type: 'engine::workers-available', function_id: 'rc::watch', config: {} });
       call = (payload) => w.trigger({ function_id: 'rc::echo', payload });
     }
     await waitFor(() => listed(first, 'rc::echo'), 2000, 'registration on the first engine');

@@ -27,14 +27,14 @@ export async function start(options: StartOptions): Promise<number> {
     process.stderr.write(`flint: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
-  printBanner(engine);
   // A bug must not take every worker's engine down with it: report it loudly and keep serving.
   process.on('unhandledRejection', (reason) => {
     engine.logger.error({ err: reason }, `unhandled rejection (a bug, please report it): ${reason instanceof Error ? reason.message : String(reason)}`);
   });
 
-  const workers = (options.worker ?? []).map((command) => runWorker(command, engine));
-  return new Promise<number>((resolve) => {
+  const workers: ChildProcess[] = [];
+  // The signal handlers are in place before the banner: a supervisor may send SIGTERM as soon as it sees it.
+  const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     const shutdown = (signal: string) => {
       if (stopping) {
@@ -59,6 +59,9 @@ export async function start(options: StartOptions): Promise<number> {
     process.once('SIGINT', () => shutdown('SIGINT'));
     process.once('SIGTERM', () => shutdown('SIGTERM'));
   });
+  printBanner(engine);
+  for (const command of options.worker ?? []) workers.push(runWorker(command, engine));
+  return stopped;
 }
 
 function printBanner(engine: Engine): void {

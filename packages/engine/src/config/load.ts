@@ -4,7 +4,7 @@ import { type Document, LineCounter, type Node, isMap, isNode, isScalar, isSeq, 
 import type { z } from 'zod';
 import type { AdapterCatalog, ModuleDefinition } from '../core/module-api.js';
 import { type EngineConfig, type ResolvedModule, engineConfigSchema, moduleEntrySchema } from './schema.js';
-import { type TypedSubstitutions, restoreStrings, substituteEnv } from './substitute.js';
+import { type Substitution, type Substitutions, pathKey, restoreStrings, substituteEnv } from './substitute.js';
 
 export const DEFAULT_CONFIG_FILE = 'flint-config.yaml';
 
@@ -101,16 +101,27 @@ export function loadConfig(options: LoadOptions): EngineConfig {
     throw new ConfigError([{ path: '', message: 'the config must be a mapping (key: value)' }], file);
   }
   const subProblems: { path: (string | number)[]; message: string }[] = [];
-  const typed: TypedSubstitutions = new Map();
-  const substituted = substituteEnv(raw, options.env ?? process.env, subProblems, typed);
+  const substitutions: Substitutions = new Map();
+  const substituted = substituteEnv(raw, options.env ?? process.env, subProblems, substitutions);
   const parse = <T>(schema: z.ZodType<T>, value: unknown, prefix: PropertyKey[]) => {
     const first = schema.safeParse(value);
-    return !first.success && restoreStrings(value, prefix, first.error.issues, typed) ? schema.safeParse(value) : first;
+    return !first.success && restoreStrings(value, prefix, first.error.issues, substitutions) ? schema.safeParse(value) : first;
   };
   for (const p of subProblems) report(p.path, p.message);
+  // A value whose variable is missing is reported once, as such (not again as a wrong type).
+  const unset = new Set(subProblems.map((p) => pathKey(p.path)));
+  const reportIssue = (issue: z.core.$ZodIssue, prefix: PropertyKey[]) => {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) report([...path, key], 'unknown key');
+      return;
+    }
+    if (unset.has(pathKey(path))) return;
+    report(path, describeValueProblem(issue.message, substitutions.get(pathKey(path)), valueAt(substituted, path)));
+  };
 
   const parsed = parse(engineConfigSchema, substituted, []);
-  if (!parsed.success) for (const issue of parsed.error.issues) reportIssue(issue, [], report);
+  if (!parsed.success) for (const issue of parsed.error.issues) reportIssue(issue, []);
   const rawModules = (substituted as { modules?: unknown }).modules;
   const entries = parsed.success
     ? parsed.data.modules
@@ -135,16 +146,19 @@ export function loadConfig(options: LoadOptions): EngineConfig {
     if (seen.has(def.name)) report(['modules', i], `module ${def.name} is listed twice`);
     seen.add(def.name);
     const result = parse(def.configSchema, entry.config ?? {}, ['modules', i, 'config']);
-    if (!result.success) for (const issue of result.error.issues) reportIssue(issue, ['modules', i, 'config'], report);
+    if (!result.success) for (const issue of result.error.issues) reportIssue(issue, ['modules', i, 'config']);
     else modules.push({ name: def.name, config: resolveAdapters(def, result.data, options.adapters, ['modules', i, 'config'], report) });
   });
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems, file);
 
+  const fromEnv: Record<string, string> = {};
+  for (const [key, substitution] of substitutions) fromEnv[formatPath(JSON.parse(key) as PropertyKey[])] = substitution.from;
   const config: EngineConfig = {
     ...parsed.data,
     modules,
     configDir: file ? dirname(file) : cwd,
     configFile: file,
+    fromEnv,
   };
   return deepFreeze(config);
 }
@@ -168,13 +182,30 @@ function resolveAdapters(
   return out;
 }
 
-function reportIssue(issue: z.core.$ZodIssue, prefix: PropertyKey[], report: (path: PropertyKey[], message: string) => void): void {
-  const path = [...prefix, ...issue.path];
-  if (issue.code === 'unrecognized_keys') {
-    for (const key of issue.keys) report([...path, key], 'unknown key');
-    return;
+/**
+ * The message of a problem with a value. A value from `${VAR}` is shown with its source
+ * (`"abc" (from ${FLINT_HTTP_PORT}) is not a valid port (0-65535)`); a message worded as a predicate
+ * of the value (`is not a valid port …`, from the field's schema) is preceded by the value.
+ */
+function describeValueProblem(message: string, substitution: Substitution | undefined, value: unknown): string {
+  const predicate = /^(is|must) /.test(message);
+  if (substitution) return `${JSON.stringify(substitution.text)} (from ${substitution.from})${predicate ? ' ' : ': '}${message}`;
+  if (predicate && value !== undefined) return `${showValue(value)} ${message}`;
+  return message;
+}
+
+function showValue(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let value = root;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
   }
-  report(path, issue.message);
+  return value;
 }
 
 function lineOf(doc: Document, counter: LineCounter, path: PropertyKey[]): number | undefined {

@@ -60,4 +60,9 @@ export interface EngineConfig extends Omit<ParsedConfig, 'modules'> {
   configDir: string;
   /** The config file, or undefined when the embedded defaults were used. */
   configFile: string | undefined;
+  /**
+   * Keys whose value came from `${VAR}` references, with the reference: `bridge.port` →
+   * `${FLINT_BRIDGE_PORT}` (or `the default of ${FLINT_BRIDGE_PORT:49134}` when the variable is unset).
+   */
+  fromEnv: Readonly<Record<string, string>>;
 }

@@ -5,7 +5,7 @@ import { errorMessage } from '../lib/errors.js';
 import type { AdapterTable } from './adapter-table.js';
 import type { AdapterInstance } from './api/adapters.js';
 import type { BoundListener } from './api/listen.js';
-import type { ModuleTrigger } from './api/triggers.js';
+import type { ModuleTrigger, TriggerTypeProvider } from './api/triggers.js';
 import type { ChannelManager } from './channels.js';
 import type { EnqueueRouter } from './enqueue.js';
 import type { RegistryEvents } from './events.js';
@@ -35,6 +35,8 @@ export interface EngineCore {
   logTap: LogTap;
   adapters: AdapterTable;
   configDir: string;
+  /** Config keys whose value came from `${VAR}` (`bridge.port` → `${FLINT_BRIDGE_PORT}`), for error messages. */
+  fromEnv: Readonly<Record<string, string>>;
   logger: Logger;
 }
 
@@ -52,10 +54,15 @@ export class ModuleScope {
   /** Functions, trigger types, subscriptions, hooks, the queue role: undone at release, last first. */
   private readonly disposers: (() => void)[] = [];
 
+  /**
+   * @param configPath where the module's config is in the config file (`modules[1].config`), when
+   *   it is listed there.
+   */
   constructor(
     readonly module: EngineModule,
     config: unknown,
     private readonly core: EngineCore,
+    private readonly configPath?: string,
   ) {
     const name = module.name;
     const logger = core.logger.child({ module: name });
@@ -70,7 +77,7 @@ export class ModuleScope {
       logger,
       configDir: core.configDir,
       registerFunction: (def, handler, options) => own(functions.registerInternalFunction(name, def, handler, options?.replaceable)),
-      registerTriggerType: (def, provider) => own(triggers.registerType(def, provider)),
+      registerTriggerType: (def, provider) => own(triggers.registerType(def, provider as TriggerTypeProvider)),
       registerTrigger: (input) => this.registerTrigger(input),
       invoke: (functionId, data, opts) => invoker.call(functionId, data, opts, name),
       invokeWith: (functionId, data, opts, done) => invoker.callWith(functionId, data, opts, done, name),
@@ -90,7 +97,7 @@ export class ModuleScope {
       channels: core.channels,
       telemetry: core.telemetry,
       listen: async (options) => {
-        const bound = await listen(options.server, options.host, options.port);
+        const bound = await listen(options.server, options.host, options.port, this.portSetting(options.portKey));
         this.servers.push(options.server);
         const listener = { name: options.name, ...bound, url: urlOf(options.scheme ?? 'http', bound.host, bound.port) };
         this.listeners.push(listener);
@@ -110,6 +117,14 @@ export class ModuleScope {
       beginTrigger: (trigger, functionId, trace) => core.hooks.beginTrigger(trigger, functionId, name, trace),
       tapLogs: (listener) => own(core.logTap.add(listener)),
     };
+  }
+
+  /** `modules[0].config.port of flint-http (from ${FLINT_HTTP_PORT})`, for a listen error. */
+  private portSetting(portKey: string | undefined): string | undefined {
+    if (portKey === undefined || this.configPath === undefined) return undefined;
+    const key = `${this.configPath}.${portKey}`;
+    const from = this.core.fromEnv[key];
+    return `${key} of ${this.module.name}${from ? ` (from ${from})` : ''}`;
   }
 
   /** Stops the module's servers accepting connections and closes their idle ones. */

@@ -41,7 +41,8 @@ export interface ModuleContext {
   // ---- functions and triggers ----
   /** Throws a FlintError when another module already provides `def.id` (unless that one is replaceable). */
   registerFunction(def: FunctionDefinition, handler: InternalHandler, options?: RegisterFunctionOptions): () => void;
-  registerTriggerType(def: TriggerTypeDefinition, provider: TriggerTypeProvider): () => void;
+  /** Provides trigger type `def.id`; triggers of it reach `provider` only once their config passed `def.configSchema`. */
+  registerTriggerType<C>(def: TriggerTypeDefinition<C>, provider: TriggerTypeProvider<C>): () => void;
   /** Registers a trigger for one of the module's functions, as a worker would. */
   registerTrigger(trigger: ModuleTriggerInput): ModuleTrigger;
 

@@ -1,11 +1,18 @@
 import { type ErrorBody, type TriggerInfo, type TriggerTypeInfo, toErrorBody } from '@flint/protocol';
-import type { TriggerRecord, TriggerTypeDefinition, TriggerTypeProvider } from './api/triggers.js';
+import type { ZodType } from 'zod';
+import type { TriggerRecord, TriggerTypeDescription, TriggerTypeProvider } from './api/triggers.js';
 import type { WorkerConnection } from './bridge/connection.js';
 import type { RegistryEvents } from './events.js';
 import type { Logger } from './logger.js';
+import { checkTriggerConfig } from './trigger-config.js';
+
+/** A trigger type as the registry holds it: a module's type has a config schema, a worker's has none. */
+export interface TypeDefinition extends TriggerTypeDescription {
+  configSchema?: ZodType;
+}
 
 interface TypeEntry {
-  def: TriggerTypeDefinition;
+  def: TypeDefinition;
   provider: TriggerTypeProvider;
   ownerConn: WorkerConnection | undefined;
 }
@@ -15,6 +22,8 @@ interface TriggerState {
   ownerConn: WorkerConnection | undefined;
   status: 'pending' | 'active' | 'parked';
   appliedTo: TypeEntry | undefined;
+  /** The record as the provider got it (its config parsed by the type's schema). */
+  applied?: TriggerRecord;
   /** Set once the trigger was taken back from its provider, so it is never taken back twice. */
   released?: boolean;
 }
@@ -24,14 +33,20 @@ export interface RegistrationOutcome {
   parked?: boolean;
 }
 
+/** Trigger ids remembered as already warned about being parked (the oldest are forgotten first). */
+const MAX_PARKED_WARNINGS = 10_000;
+
 /**
- * Triggers and trigger types. A trigger is validated and applied by the provider of its type; a
- * trigger whose type has no provider yet is parked and applied as soon as one appears (and parked
- * again if that provider leaves).
+ * Triggers and trigger types. A trigger's config is checked against its type's schema (module types
+ * have one), then applied by the provider of its type; a trigger whose type has no provider yet is
+ * parked and applied as soon as one appears (and parked again if that provider leaves).
  */
 export class TriggerRegistry {
   private readonly triggers = new Map<string, TriggerState>();
   private readonly types = new Map<string, TypeEntry>();
+  /** Off until the modules have started (a module's route may come before flint-http is up). */
+  private warnWhenParked = false;
+  private readonly warnedParked = new Set<string>();
 
   /**
    * @param onLateOutcome told the outcome of triggers applied later than their registration (a parked
@@ -47,7 +62,7 @@ export class TriggerRegistry {
     return this.triggers.size;
   }
 
-  registerType(def: TriggerTypeDefinition, provider: TriggerTypeProvider, ownerConn?: WorkerConnection): () => void {
+  registerType(def: TypeDefinition, provider: TriggerTypeProvider, ownerConn?: WorkerConnection): () => void {
     const previous = this.types.get(def.id);
     if (previous) this.detachType(previous);
     const entry: TypeEntry = { def, provider, ownerConn };
@@ -122,7 +137,8 @@ export class TriggerRegistry {
     const out: TriggerTypeInfo[] = [];
     for (const { def } of this.types.values()) {
       if (!includeInternal && def.id.startsWith('engine::')) continue;
-      out.push({ ...def });
+      const { configSchema: _schema, ...info } = def;
+      out.push(info);
     }
     return out;
   }
@@ -131,17 +147,48 @@ export class TriggerRegistry {
     return this.types.has(id);
   }
 
+  /**
+   * From now on, a trigger parked because nobody provides its type is warned about (once per
+   * trigger id); the triggers parked that way so far are warned about now. Called once the modules
+   * have started, so that a route registered before its module's provider starts is not.
+   */
+  warnAboutParked(): void {
+    this.warnWhenParked = true;
+    for (const state of this.triggers.values()) {
+      if (state.status === 'parked' && !this.types.has(state.record.type)) this.warnParked(state.record);
+    }
+  }
+
+  private warnParked(record: TriggerRecord): void {
+    if (!this.warnWhenParked || this.warnedParked.has(record.id)) return;
+    if (this.warnedParked.size >= MAX_PARKED_WARNINGS) this.warnedParked.delete(this.warnedParked.values().next().value as string);
+    this.warnedParked.add(record.id);
+    const known = [...this.types.keys()].sort().join(', ') || 'none';
+    this.logger.warn(
+      { trigger_id: record.id, trigger_type: record.type, function_id: record.function_id },
+      `trigger ${record.id} (type "${record.type}") is parked: no module or worker provides "${record.type}" (known: ${known})`,
+    );
+  }
+
   private async apply(state: TriggerState): Promise<RegistrationOutcome> {
     const type = this.types.get(state.record.type);
     if (!type) {
       state.status = 'parked';
       this.logger.debug({ trigger_id: state.record.id, trigger_type: state.record.type }, 'trigger parked until its type is provided');
+      this.warnParked(state.record);
       return { parked: true };
+    }
+    let applied = state.record;
+    if (type.def.configSchema) {
+      const check = checkTriggerConfig(type.def.id, type.def.configSchema, state.record.config);
+      if (!check.ok) return this.reject(state, { code: 'trigger_registration_failed', message: check.message });
+      applied = { ...state.record, config: check.config };
     }
     state.status = 'pending';
     state.appliedTo = type;
+    state.applied = applied;
     try {
-      await type.provider.registerTrigger(state.record);
+      await type.provider.registerTrigger(applied);
     } catch (err) {
       if (this.triggers.get(state.record.id) === state && state.appliedTo !== type) {
         // The provider left while validating: the trigger waits for the next one.
@@ -149,20 +196,25 @@ export class TriggerRegistry {
       }
       const error = toErrorBody(err, 'trigger_registration_failed');
       if (error.code === 'invocation_failed') error.code = 'trigger_registration_failed';
-      if (this.triggers.get(state.record.id) === state) this.forget(state);
-      this.logger.warn(
-        { trigger_id: state.record.id, trigger_type: state.record.type, function_id: state.record.function_id },
-        `trigger rejected: ${error.message}`,
-      );
-      return { error: { code: error.code, message: error.message } };
+      return this.reject(state, error);
     }
     if (this.triggers.get(state.record.id) !== state || state.appliedTo !== type) {
       // Removed, replaced or detached while the provider was validating it: undo (unless release did).
-      if (!state.released && this.types.get(type.def.id) === type) await this.callUnregister(type, state.record);
+      if (!state.released && this.types.get(type.def.id) === type) await this.callUnregister(type, applied);
       return {};
     }
     state.status = 'active';
     return {};
+  }
+
+  /** A refused trigger is not kept; its owner is told why (and the log says so). */
+  private reject(state: TriggerState, error: ErrorBody): RegistrationOutcome {
+    if (this.triggers.get(state.record.id) === state) this.forget(state);
+    this.logger.warn(
+      { trigger_id: state.record.id, trigger_type: state.record.type, function_id: state.record.function_id },
+      `trigger rejected: ${error.message}`,
+    );
+    return { error: { code: error.code, message: error.message } };
   }
 
   private async remove(state: TriggerState): Promise<void> {
@@ -180,7 +232,7 @@ export class TriggerRegistry {
     state.status = 'parked';
     if (applied && type && this.types.get(type.def.id) === type) {
       state.released = true;
-      await this.callUnregister(type, state.record);
+      await this.callUnregister(type, state.applied ?? state.record);
     }
   }
 

@@ -6,6 +6,7 @@
 import type { LogRecord, ModuleContext, RegistryEvent } from '@flint/engine';
 import { FlintError } from '@flint/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { cleanup } from '../support/cleanup.js';
 import { listFunctions, listTriggers, listWorkers, startWorker } from '../support/harness.js';
 import { captureLog } from '../support/log-capture.js';
@@ -24,7 +25,7 @@ describe('ctx.tapLogs', () => {
         ctx = c;
         unsubscribe = c.tapLogs((record) => void tapped.push(record));
         c.registerTriggerType(
-          { id: 'picky', description: 'refuses everything' },
+          { id: 'picky', description: 'refuses everything', configSchema: z.unknown() },
           {
             registerTrigger: () => {
               throw new FlintError('trigger_registration_failed', 'picky says no');

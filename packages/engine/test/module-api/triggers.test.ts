@@ -5,8 +5,10 @@
 import type { Engine, ModuleContext, ModuleTrigger, TriggerRecord } from '@flint/engine';
 import { FlintError } from '@flint/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { cleanup } from '../support/cleanup.js';
 import { SDK_KINDS, type TriggerConfigSeen, listTriggers, startWorker } from '../support/harness.js';
+import { LEVEL, type LogRecord, captureLog } from '../support/log-capture.js';
 import { sleep, uid, waitFor } from '../support/util.js';
 import { HTTP, fakeModule, listenerUrl, startWithModules } from './fake-module.js';
 
@@ -34,7 +36,7 @@ function providerModule(type: string, events: string[]) {
   return fakeModule('test-provider', {
     start: (ctx) => {
       ctx.registerTriggerType(
-        { id: type, description: 'a module-provided type' },
+        { id: type, description: 'a module-provided type', configSchema: z.unknown() },
         {
           registerTrigger: (t: TriggerRecord) => void events.push(`register ${t.id} ${t.function_id} owner=${t.owner}`),
           unregisterTrigger: (t: TriggerRecord) => void events.push(`unregister ${t.id}`),
@@ -100,6 +102,89 @@ describe('ctx.registerTrigger', () => {
     expect(await state.trigger?.ready).toEqual({ parked: true });
     await waitFor(() => events.includes('register early fake::hello owner=test-fake'), 1000, 'the parked trigger to be applied');
     expect((await listTriggers(engine)).map((t) => [t.id, t.status])).toEqual([['early', 'active']]);
+  });
+});
+
+describe('a module trigger type with a config schema', () => {
+  /** A module providing type `every` (config `{ms, label?}`, strict) and recording what its provider gets. */
+  function scheduleModule(seen: TriggerRecord<{ ms: number; label: string }>[]) {
+    return fakeModule('test-schedule', {
+      start: (ctx) => {
+        ctx.registerTriggerType(
+          {
+            id: 'every',
+            description: 'fires every ms',
+            configSchema: z.strictObject({ ms: z.number().int().positive(), label: z.string().default('tick') }),
+          },
+          { registerTrigger: (t) => void seen.push(t), unregisterTrigger: () => {} },
+        );
+      },
+    });
+  }
+
+  it('gives the provider the config as the schema parsed it (defaults applied); the listing keeps it as registered', async () => {
+    const seen: TriggerRecord<{ ms: number; label: string }>[] = [];
+    const { def, state } = routeModule({ id: 'five', type: 'every', config: { ms: 5 } });
+    const engine = await startWithModules([scheduleModule(seen), def], [{ name: 'test-schedule' }, { name: 'test-fake' }]);
+    expect(await state.trigger?.ready).toEqual({ parked: false });
+    expect(seen.map((t) => t.config)).toEqual([{ ms: 5, label: 'tick' }]);
+    expect((await listTriggers(engine)).map((t) => t.config)).toEqual([{ ms: 5 }]);
+    // The schema is the engine's business: trigger-type listings show the type as before.
+    const types = (await engine.invoke('engine::trigger-types::list', {})) as { trigger_types: Record<string, unknown>[] };
+    expect(types.trigger_types.find((t) => t.id === 'every')).toEqual({ id: 'every', description: 'fires every ms' });
+  });
+
+  it('refuses a config with an unknown key or a wrong type before the provider sees it: ready rejects naming the key', async () => {
+    const seen: TriggerRecord<{ ms: number; label: string }>[] = [];
+    const cases: [config: unknown, message: string][] = [
+      [{ ms: 5, lable: 'x' }, 'unknown key "lable" in every trigger config (known: ms, label)'],
+      [{ ms: '5' }, 'every trigger config: ms must be a number'],
+      [{ label: 'x' }, 'every trigger config: ms is required'],
+      [{ ms: -1 }, 'every trigger config: ms: Too small: expected number to be >0'],
+    ];
+    for (const [i, [config, message]] of cases.entries()) {
+      const { def, state } = routeModule({ id: `bad-${i}`, type: 'every', config });
+      const engine = await startWithModules([scheduleModule(seen), def], [{ name: 'test-schedule' }, { name: 'test-fake' }]);
+      const error = await state.trigger?.ready.then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(error, message).toBeInstanceOf(FlintError);
+      expect(error, message).toMatchObject({ code: 'trigger_registration_failed', message });
+      expect(await listTriggers(engine)).toEqual([]);
+    }
+    expect(seen).toEqual([]);
+  });
+});
+
+describe('module triggers parked at start-up', () => {
+  const parkedWarnings = (records: LogRecord[]) => records.filter((r) => r.level === LEVEL.warn && /is parked/.test(r.msg ?? ''));
+
+  it('are not warned about when a later module provides their type; one still unprovided after start-up is, once', async () => {
+    const events: string[] = [];
+    const type = uid('mod-type');
+    const early = routeModule({ id: 'early', type, config: {} }, events);
+    const orphan = fakeModule('test-orphan', {
+      start: (ctx) => {
+        ctx.registerFunction({ id: 'orphan::fn', description: 'x' }, () => null);
+        ctx.registerTrigger({ id: 'orphan', type: 'htpp', function_id: 'orphan::fn', config: {} });
+      },
+    });
+    const log = captureLog('warn');
+    const engine = await startWithModules(
+      [early.def, orphan, providerModule(type, events)],
+      [{ name: 'test-fake' }, { name: 'test-orphan' }, { name: 'test-provider' }],
+      {},
+      { logger: log.logger },
+    );
+    await waitFor(() => events.includes('register early fake::hello owner=test-fake'), 1000, 'the early trigger to be applied');
+    expect(parkedWarnings(log.records).map((r) => r.msg)).toEqual([
+      `trigger orphan (type "htpp") is parked: no module or worker provides "htpp" (known: engine::functions-available, engine::workers-available, ${type})`,
+    ]);
+    expect((await listTriggers(engine)).map((t) => [t.id, t.status])).toEqual([
+      ['early', 'active'],
+      ['orphan', 'parked'],
+    ]);
   });
 });
 

@@ -8,6 +8,11 @@ export interface ListenOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
+  /**
+   * The key of the module's config that set `port` (usually `port`): when the port is taken, the
+   * error names it as `modules[i].config.<key>`, with the environment variable it came from.
+   */
+  portKey?: string;
   /** The server to bind; the engine stops it accepting at drain and closes its connections at stop. */
   server: Server;
   /** URL scheme for the banner; default `http`. */

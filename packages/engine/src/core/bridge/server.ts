@@ -21,6 +21,8 @@ export interface BridgeOptions {
   maxOutboundBytes: number;
   /** How long a worker providing a trigger type has to answer a forwarded registration. */
   triggerAckTimeoutMs: number;
+  /** The setting that chose `port`, named when it is taken (`bridge.port (from ${FLINT_BRIDGE_PORT})`). */
+  portSetting?: string;
 }
 
 /** The worker bridge: routes upgrades to `/` (workers), `/otel` (telemetry) and `/ws/channels/<id>` on one port. */
@@ -48,7 +50,7 @@ export class BridgeServer {
   }
 
   listen(): Promise<{ host: string; port: number }> {
-    return listen(this.server, this.options.host, this.options.port);
+    return listen(this.server, this.options.host, this.options.port, this.options.portSetting);
   }
 
   /** Stops accepting connections (existing ones stay open until `closeConnections`). */

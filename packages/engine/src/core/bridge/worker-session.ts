@@ -2,6 +2,7 @@ import { FlintError, type InvokeFunctionMessage, type WorkerToEngine, decodeWork
 import type { RawData, WebSocket } from 'ws';
 import { toBuffer } from '../../lib/buffers.js';
 import { errorMessage } from '../../lib/errors.js';
+import { plural } from '../../lib/plural.js';
 import type { ChannelManager } from '../channels.js';
 import type { EnqueueRouter } from '../enqueue.js';
 import type { FunctionRegistry } from '../functions.js';
@@ -192,7 +193,15 @@ export class WorkerSession {
   private async onClose(code: number, reason: string): Promise<void> {
     const { conn } = this;
     conn.closed = true;
-    this.log.debug({ worker_id: conn.id, code, reason }, 'worker disconnected');
+    const name = conn.metadata?.name;
+    const fields = { worker_id: conn.id, worker_name: name, function_count: conn.functions.size, code, reason };
+    if (conn.metadata) {
+      // Announced workers were logged connecting (engine::workers::register); anonymous clients (the CLI) were not.
+      const close = `close ${code}${reason ? ` "${reason}"` : ''}`;
+      this.log.info(fields, `worker ${name ?? conn.id} disconnected (id ${conn.id}, ${plural(conn.functions.size, 'function')}, ${close})`);
+    } else {
+      this.log.debug(fields, 'worker disconnected');
+    }
     const { functions, workers, invoker, triggers } = this.deps;
     for (const id of [...conn.functions]) functions.unregisterWorkerFunction(conn, id);
     invoker.stopExecuting(conn);

@@ -1,4 +1,5 @@
 import { EngineTriggers } from '@flint/protocol';
+import { z } from 'zod';
 import type { ModuleContext, TriggerRecord } from '../../core/module-api.js';
 import { fireTrigger } from '../../lib/triggers.js';
 
@@ -18,12 +19,14 @@ export function registerAvailabilityTriggers(ctx: ModuleContext, debounceMs: num
     for (const t of subscribers.values()) void fireTrigger(ctx, t, data, { logger: ctx.logger });
   };
 
+  // Neither type takes any config key.
+  const configSchema = z.strictObject({});
   ctx.registerTriggerType(
-    { id: EngineTriggers.FUNCTIONS_AVAILABLE, description: 'Fires when the set of available functions changes' },
+    { id: EngineTriggers.FUNCTIONS_AVAILABLE, description: 'Fires when the set of available functions changes', configSchema },
     subscribe(functionSubscribers),
   );
   ctx.registerTriggerType(
-    { id: EngineTriggers.WORKERS_AVAILABLE, description: 'Fires when a worker connects, disconnects or updates its metadata' },
+    { id: EngineTriggers.WORKERS_AVAILABLE, description: 'Fires when a worker connects, disconnects or updates its metadata', configSchema },
     subscribe(workerSubscribers),
   );
 

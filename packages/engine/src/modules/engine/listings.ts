@@ -1,6 +1,7 @@
 import { EngineFunctions, FlintError } from '@flint/protocol';
 import type { ModuleContext, WorkerMetadata } from '../../core/module-api.js';
 import { payloadObject } from '../../lib/payload.js';
+import { plural } from '../../lib/plural.js';
 
 const object = (properties: Record<string, unknown>, required: string[] = []) => ({ type: 'object', properties, required });
 
@@ -56,9 +57,11 @@ export function registerListings(ctx: ModuleContext): void {
     if (!call.callerWorkerId || !registry.describeWorker(call.callerWorkerId, meta)) {
       throw new FlintError('invalid_payload', 'engine::workers::register must be called by a connected worker');
     }
+    const functionCount = registry.worker(call.callerWorkerId)?.function_count ?? 0;
+    const runtime = `${meta.runtime} ${meta.version ?? ''}`.trim();
     ctx.logger.info(
-      { worker_id: call.callerWorkerId, pid: meta.pid },
-      `worker ${meta.name ?? call.callerWorkerId} (${meta.runtime} ${meta.version ?? ''}) connected`.trim(),
+      { worker_id: call.callerWorkerId, worker_name: meta.name, function_count: functionCount, pid: meta.pid },
+      `worker ${meta.name ?? call.callerWorkerId} connected (id ${call.callerWorkerId}, ${runtime}, ${plural(functionCount, 'function')})`,
     );
     return { success: true };
   });

@@ -3,6 +3,7 @@ import type { EngineModule, ModuleContext, ModuleDefinition } from '../../core/m
 import { type HttpConfig, httpConfigSchema } from './config.js';
 import { HttpPipeline } from './pipeline.js';
 import { RouteTable } from './routes.js';
+import { httpTriggerConfigSchema, httpTriggerRequestFormat } from './trigger-config.js';
 
 /** `flint-http`: HTTP routes from `http` triggers, with middleware, conditions and streamed responses. */
 class HttpModule implements EngineModule {
@@ -17,16 +18,8 @@ class HttpModule implements EngineModule {
       {
         id: 'http',
         description: 'HTTP route: api_path, http_method, optional condition_function_id and middleware_function_ids',
-        trigger_request_format: {
-          type: 'object',
-          required: ['api_path', 'http_method'],
-          properties: {
-            api_path: { type: 'string' },
-            http_method: { type: 'string', enum: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] },
-            condition_function_id: { type: 'string' },
-            middleware_function_ids: { type: 'array', items: { type: 'string' } },
-          },
-        },
+        trigger_request_format: httpTriggerRequestFormat,
+        configSchema: httpTriggerConfigSchema,
       },
       {
         registerTrigger: (t) => {
@@ -37,7 +30,7 @@ class HttpModule implements EngineModule {
       },
     );
     const server = createServer({ noDelay: true, keepAliveTimeout: 65_000 }, (req, res) => pipeline.handle(req, res));
-    await ctx.listen({ name: 'http', host: this.config.host, port: this.config.port, server });
+    await ctx.listen({ name: 'http', host: this.config.host, port: this.config.port, portKey: 'port', server });
   }
 }
 

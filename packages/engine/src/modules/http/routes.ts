@@ -2,6 +2,7 @@ import { FlintError } from '@flint/protocol';
 import FindMyWay from 'find-my-way';
 import type { TriggerRecord } from '../../core/module-api.js';
 import { HTTP_METHODS, type HttpMethod } from './config.js';
+import type { HttpTriggerConfig } from './trigger-config.js';
 
 /** A route compiled at registration: everything a request needs, nothing computed per request. */
 export interface Route {
@@ -42,34 +43,10 @@ export function normalizePath(apiPath: string): string[] {
   return segments;
 }
 
-interface RouteConfig {
-  api_path?: unknown;
-  http_method?: unknown;
-  condition_function_id?: unknown;
-  middleware_function_ids?: unknown;
-}
-
-/** Validates an http trigger's config into a Route, or throws a FlintError naming the problem. */
-export function compileRoute(trigger: TriggerRecord): { route: Route; path: string } {
-  const config = (trigger.config ?? {}) as RouteConfig;
-  if (typeof config !== 'object' || Array.isArray(config)) throw new FlintError('trigger_registration_failed', 'http trigger config must be an object');
-  if (typeof config.api_path !== 'string' || config.api_path.trim() === '') {
-    throw new FlintError('trigger_registration_failed', 'api_path is required for http triggers (e.g. "/users/:id")');
-  }
-  const method = typeof config.http_method === 'string' ? config.http_method.toUpperCase() : undefined;
-  if (!method || !(HTTP_METHODS as readonly string[]).includes(method)) {
-    throw new FlintError(
-      'trigger_registration_failed',
-      `http_method must be one of ${HTTP_METHODS.join(', ')} (got ${JSON.stringify(config.http_method ?? null)})`,
-    );
-  }
-  if (config.condition_function_id !== undefined && (typeof config.condition_function_id !== 'string' || config.condition_function_id === '')) {
-    throw new FlintError('trigger_registration_failed', 'condition_function_id must be a non-empty string');
-  }
-  const middleware = config.middleware_function_ids ?? [];
-  if (!Array.isArray(middleware) || middleware.some((m) => typeof m !== 'string' || m === '')) {
-    throw new FlintError('trigger_registration_failed', 'middleware_function_ids must be an array of function ids');
-  }
+/** Compiles an http trigger (its config already checked by the trigger's schema) into a Route, or throws a FlintError naming the problem. */
+export function compileRoute(trigger: TriggerRecord<HttpTriggerConfig>): { route: Route; path: string } {
+  const config = trigger.config;
+  const method = config.http_method;
   const segments = normalizePath(config.api_path);
   const requestTrigger = Object.freeze({ type: 'http' as const, path: config.api_path, method });
   return {
@@ -77,10 +54,10 @@ export function compileRoute(trigger: TriggerRecord): { route: Route; path: stri
     route: {
       triggerId: trigger.id,
       functionId: trigger.function_id,
-      method: method as HttpMethod,
+      method,
       pattern: config.api_path,
-      conditionFunctionId: config.condition_function_id as string | undefined,
-      middlewareFunctionIds: Object.freeze([...(middleware as string[])]),
+      conditionFunctionId: config.condition_function_id,
+      middlewareFunctionIds: Object.freeze([...(config.middleware_function_ids ?? [])]),
       trigger: requestTrigger,
       patternJson: JSON.stringify(config.api_path),
       triggerJson: JSON.stringify(requestTrigger),
@@ -112,7 +89,7 @@ export class RouteTable {
     return this.byShape.size;
   }
 
-  add(trigger: TriggerRecord): void {
+  add(trigger: TriggerRecord<HttpTriggerConfig>): void {
     const { route, path } = compileRoute(trigger);
     const shape = `${route.method} ${path.replace(/:[A-Za-z0-9_]+/g, ':')}`;
     const existing = this.byShape.get(shape);

@@ -1,7 +1,7 @@
 import type { EngineModule, ModuleContext, ModuleDefinition } from '../../core/module-api.js';
 import { type StateConfig, stateConfigSchema } from './config.js';
 import { registerStateFunctions } from './functions.js';
-import { StateTriggers } from './triggers.js';
+import { StateTriggers, stateTriggerConfigSchema } from './triggers.js';
 
 /** `flint-state`: scope → key → JSON value, with change triggers, on the memory, file or Redis adapter. */
 class StateModule implements EngineModule {
@@ -20,8 +20,10 @@ class StateModule implements EngineModule {
         description: 'Fires after a state change: config scope?, key?, condition_function_id?',
         trigger_request_format: {
           type: 'object',
+          additionalProperties: false,
           properties: { scope: { type: 'string' }, key: { type: 'string' }, condition_function_id: { type: 'string' } },
         },
+        configSchema: stateTriggerConfigSchema,
         call_request_format: {
           type: 'object',
           properties: {

@@ -1,6 +1,15 @@
-import { FlintError } from '@flint/protocol';
+import { z } from 'zod';
 import type { ModuleContext, TriggerRecord, TriggerTypeProvider } from '../../core/module-api.js';
 import { type FiringTrigger, fireTrigger } from '../../lib/triggers.js';
+
+/** The config of a `state` trigger: every key optional, unknown keys refused (a misspelt `scope` would match every scope). */
+export const stateTriggerConfigSchema = z.strictObject({
+  scope: z.string().optional(),
+  key: z.string().optional(),
+  condition_function_id: z.string().min(1).optional(),
+});
+
+export type StateTriggerConfig = z.output<typeof stateTriggerConfigSchema>;
 
 export type StateEventType = 'state:created' | 'state:updated' | 'state:deleted';
 
@@ -19,28 +28,23 @@ interface StateTrigger extends FiringTrigger {
 }
 
 /** `state` triggers: run after a change is stored; failures are logged, never fail the write. */
-export class StateTriggers implements TriggerTypeProvider {
+export class StateTriggers implements TriggerTypeProvider<StateTriggerConfig> {
   private readonly triggers = new Map<string, StateTrigger>();
 
   constructor(private readonly ctx: ModuleContext) {}
 
-  registerTrigger(t: TriggerRecord): void {
-    const config = (t.config ?? {}) as Record<string, unknown>;
-    if (typeof config !== 'object' || Array.isArray(config)) throw new FlintError('trigger_registration_failed', 'state trigger config must be an object');
-    for (const field of ['scope', 'key', 'condition_function_id'] as const) {
-      if (config[field] !== undefined && typeof config[field] !== 'string') throw new FlintError('trigger_registration_failed', `${field} must be a string`);
-    }
+  registerTrigger(t: TriggerRecord<StateTriggerConfig>): void {
     this.triggers.set(t.id, {
       id: t.id,
       type: 'state',
       function_id: t.function_id,
-      condition_function_id: config.condition_function_id as string | undefined,
-      scope: config.scope as string | undefined,
-      key: config.key as string | undefined,
+      condition_function_id: t.config.condition_function_id,
+      scope: t.config.scope,
+      key: t.config.key,
     });
   }
 
-  unregisterTrigger(t: TriggerRecord): void {
+  unregisterTrigger(t: TriggerRecord<StateTriggerConfig>): void {
     this.triggers.delete(t.id);
   }
 
