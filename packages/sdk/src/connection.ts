@@ -33,6 +33,12 @@ export interface ConnectionHost {
 /** Frames written in one go at most, even within one turn of the event loop. */
 const FLUSH_EVERY = 16;
 const QUEUED_TYPES = new Set(['invokefunction', 'invocationresult', 'unregistertrigger', 'triggerregistrationresult']);
+/**
+ * A call queued while the next reconnect attempt is further away than this brings the attempt
+ * forward (at most once per this interval): after a long outage the backoff may be 30 s, longer than
+ * a call waits for a connection, and the engine may well be back.
+ */
+const EARLY_ATTEMPT_MS = 1000;
 
 /**
  * The WebSocket to the engine: connects and reconnects with backoff, queues calls and results while
@@ -49,6 +55,9 @@ export class Connection {
   private reported: string | undefined;
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  /** When the pending reconnect attempt is due (ms since the epoch). */
+  private nextAttemptAt = 0;
+  private lastEarlyAttempt = 0;
   private outbox: Record<string, unknown>[] = [];
   private socket: Socket | undefined;
   private corked = false;
@@ -132,7 +141,19 @@ export class Connection {
     if (this.state === 'shutdown' || !QUEUED_TYPES.has(frame.type as string)) return false;
     if (this.outbox.length >= this.options.maxQueuedFrames) return false;
     this.outbox.push(frame as Record<string, unknown>);
+    if (frame.type === 'invokefunction') this.hurry();
     return 'queued';
+  }
+
+  /** Brings a distant reconnect attempt forward for a call that waits (see EARLY_ATTEMPT_MS). */
+  private hurry(): void {
+    if (this.state !== 'disconnected' || this.reconnectTimer === undefined) return;
+    const now = Date.now();
+    if (this.nextAttemptAt - now <= EARLY_ATTEMPT_MS || now - this.lastEarlyAttempt < EARLY_ATTEMPT_MS) return;
+    this.lastEarlyAttempt = now;
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    this.connect();
   }
 
   /** Takes a queued frame back (its call gave up waiting), so it no longer counts against the queue. */
@@ -174,7 +195,11 @@ export class Connection {
       return;
     }
     const delay = reconnectDelay(this.options.reconnect, this.attempt++);
-    this.reconnectTimer = setTimeout(() => this.connect(), delay);
+    this.nextAttemptAt = Date.now() + delay;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.connect();
+    }, delay);
   }
 
   /** Logs why an attempt failed once per situation; retries failing the same way stay quiet. */

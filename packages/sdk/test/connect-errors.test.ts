@@ -52,6 +52,19 @@ describe('a worker pointed at a port where nothing listens', () => {
     expect(lines).toEqual([`[flint] cannot reach the engine at ${url} (connection refused); retrying quietly`]);
   });
 
+  it('a call made during a long backoff brings the next attempt forward, so it succeeds once the engine is back', async () => {
+    const port = await freePort();
+    const url = `ws://127.0.0.1:${port}`;
+    // After the first refused attempt the next one is 20 s away, longer than the call's connect wait.
+    const { worker } = loggedWorker(url, { reconnect: { initialDelayMs: 20_000, maxDelayMs: 20_000, jitterFactor: 0 }, connectTimeoutMs: 5000 });
+    await waitFor(() => worker.connectionProblem, 3000, 'the first attempt to fail');
+    const engine = await startTestEngine({ bridge: { port } });
+    const provider = startWorker(engine.bridgeUrl);
+    provider.registerFunction('back::fn', () => 'back');
+    await provider.waitConnected();
+    expect(await within(worker.trigger({ function_id: 'back::fn', payload: {} }), 3000, 'the call to be answered')).toBe('back');
+  });
+
   it('with reconnecting off, a queued call fails at once when the connection fails, and later calls too', async () => {
     const url = `ws://127.0.0.1:${await freePort()}`;
     const { worker, lines } = loggedWorker(url, { reconnect: { maxRetries: 2, initialDelayMs: 20, maxDelayMs: 40 } });
