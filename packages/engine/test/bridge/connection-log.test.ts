@@ -30,7 +30,7 @@ describe('worker connect and disconnect log lines', () => {
     );
     const connected = await waitFor(() => workerLines(log.records).find((r) => r.msg.includes(' connected ')), 2000, 'the connect line');
     const id = connected.worker_id as string;
-    expect(connected.msg).toBe(`worker ${name} connected (id ${id}, node 0.1.0, 2 functions)`);
+    expect(connected.msg).toBe(`worker ${name} connected (id ${id}, node SDK 0.1.0, 2 functions)`);
     expect(connected).toMatchObject({ worker_name: name, function_count: 2 });
 
     await worker.shutdown();

@@ -58,7 +58,8 @@ export function registerListings(ctx: ModuleContext): void {
       throw new FlintError('invalid_payload', 'engine::workers::register must be called by a connected worker');
     }
     const functionCount = registry.worker(call.callerWorkerId)?.function_count ?? 0;
-    const runtime = `${meta.runtime} ${meta.version ?? ''}`.trim();
+    // "node SDK 0.1.0": `version` is the worker SDK's version, not the runtime's.
+    const runtime = meta.version ? `${meta.runtime} SDK ${meta.version}` : meta.runtime;
     ctx.logger.info(
       { worker_id: call.callerWorkerId, worker_name: meta.name, function_count: functionCount, pid: meta.pid },
       `worker ${meta.name ?? call.callerWorkerId} connected (id ${call.callerWorkerId}, ${runtime}, ${plural(functionCount, 'function')})`,
