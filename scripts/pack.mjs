@@ -43,7 +43,7 @@ process.stdout.write(
     '',
     'A new project that uses them (flint init writes package.json with file: dependencies on these tarballs):',
     `  npx flint init ~/my-app --packages ${q(out)}          # from this repository`,
-    `  npm exec --yes ${files.map((f) => `--package=${q(f)}`).join(' ')} -- flint init my-app --packages ${q(out)}   # from any folder`,
+    `  npm exec --yes ${files.map((f) => `--package=${q(f)}`).join(' ')} -- flint init ~/my-app --packages ${q(out)}   # from any folder`,
     '  cd ~/my-app && npm install && npm start',
     '',
     'Or add them to an existing project (install all four together, so that they find each other):',
