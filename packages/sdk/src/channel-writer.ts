@@ -101,28 +101,24 @@ export class ChannelWriter {
 
   /** Writes bytes; resolves once they are handed to the socket, rejects with `channel_closed` once the channel is closed. */
   write(chunk: string | Buffer): Promise<void> {
-    return settled(
-      new Promise<void>((resolve, reject) => {
-        if (this.closed) return reject(this.closedError());
-        this.stream.write(chunk, (err) => (err ? reject(this.closed ? this.closedError() : err) : resolve()));
-      }),
-    );
+    return handledPromise((resolve, reject) => {
+      if (this.closed) return reject(this.closedError());
+      this.stream.write(chunk, (err) => (err ? reject(this.closed ? this.closedError() : err) : resolve()));
+    });
   }
 
   /** Sends one text item (e.g. a control message); rejects with `channel_closed` once the channel is closed. */
   sendMessage(text: string): Promise<void> {
-    return settled(
-      new Promise<void>((resolve, reject) => {
-        if (this.why !== undefined) return reject(this.closedError());
-        this.socket().then(
-          (ws) => {
-            if (ws.readyState !== WebSocket.OPEN) return reject(this.peerGone());
-            ws.send(text, (err) => (err ? reject(this.failed(err)) : resolve()));
-          },
-          () => reject(this.closedError()),
-        );
-      }),
-    );
+    return handledPromise((resolve, reject) => {
+      if (this.why !== undefined) return reject(this.closedError());
+      this.socket().then(
+        (ws) => {
+          if (ws.readyState !== WebSocket.OPEN) return reject(this.peerGone());
+          ws.send(text, (err) => (err ? reject(this.failed(err)) : resolve()));
+        },
+        () => reject(this.closedError()),
+      );
+    });
   }
 
   /** Closes the channel normally (the reader sees its end). */
@@ -211,8 +207,23 @@ export class ChannelWriter {
   }
 }
 
-/** Returns `promise` marked as handled: a caller that ignores the rejection does not crash the worker. */
-function settled<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => {});
+const ignore = (): void => {};
+
+/**
+ * A promise a caller may ignore: its rejection is marked as handled when it happens (a write nobody
+ * awaits that fails must not crash the worker). Marking it only then spares the hot path, a write that
+ * succeeds, a second promise.
+ */
+function handledPromise(executor: (resolve: () => void, reject: (err: unknown) => void) => void): Promise<void> {
+  let rejectPromise!: (err: unknown) => void;
+  let resolvePromise!: () => void;
+  const promise = new Promise<void>((resolve, reject) => {
+    resolvePromise = resolve;
+    rejectPromise = reject;
+  });
+  executor(resolvePromise, (err) => {
+    promise.catch(ignore);
+    rejectPromise(err);
+  });
   return promise;
 }
