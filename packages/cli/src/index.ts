@@ -4,6 +4,7 @@ import { initCommand } from './commands/init.js';
 import { list } from './commands/list.js';
 import { start } from './commands/start.js';
 import { trigger } from './commands/trigger.js';
+import { CLI_VERSION } from './version.js';
 
 const positiveInt = (value: string): number => {
   const n = Number(value);
@@ -24,7 +25,7 @@ export async function main(argv: string[]): Promise<number> {
 
   const program = new Command('flint')
     .description('Flint: a function-and-trigger engine. Without a command, `flint` starts the engine.')
-    .version('0.1.0')
+    .version(CLI_VERSION)
     .showHelpAfterError('(add --help for usage)')
     // commander puts its suggestion on a line of its own; keep each error on one line.
     .configureOutput({ outputError: (text, write) => write(text.replace(/\n\(Did you mean (.+)\?\)/, " (did you mean '$1'?)")) });

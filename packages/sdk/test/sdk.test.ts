@@ -8,7 +8,7 @@
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { type Engine, createLogger, startEngine } from '@flint/engine';
-import { FlintError, FlintInvocationError, Logger, type Worker, registerWorker } from '@flint/sdk';
+import { FlintError, FlintInvocationError, Logger, SDK_VERSION, type Worker, registerWorker } from '@flint/sdk';
 import { registerWorker as registerIiiWorker } from 'iii-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { type RawData, WebSocketServer } from 'ws';
@@ -287,5 +287,13 @@ describe('Logger', () => {
       'the handler log line',
     );
     expect(line.trace_id).toBe(traceId);
+  });
+});
+
+describe('SDK_VERSION', () => {
+  it('is the version of the published package (workers announce it to the engine)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(SDK_VERSION).toBe(pkg.version);
   });
 });

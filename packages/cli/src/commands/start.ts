@@ -1,13 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { ConfigError, type Engine, createEngine } from '@flint/engine';
+import { CLI_VERSION } from '../version.js';
 
 export interface StartOptions {
   config?: string;
   worker?: string[];
 }
-
-const VERSION = '0.1.0';
 
 /** Starts the engine, prints the banner, runs `--worker` commands and shuts down on SIGINT/SIGTERM. */
 export async function start(options: StartOptions): Promise<number> {
@@ -65,7 +64,7 @@ export async function start(options: StartOptions): Promise<number> {
 }
 
 function printBanner(engine: Engine): void {
-  const lines = [`Flint ${VERSION} engine is running`];
+  const lines = [`Flint ${CLI_VERSION} engine is running`];
   for (const l of engine.listeners()) lines.push(`  ${l.name.padEnd(8)} ${l.url}`);
   lines.push(`  modules  ${engine.moduleNames.length > 0 ? engine.moduleNames.join(', ') : '(none)'}`);
   lines.push(`  config   ${engine.config.configFile ?? 'embedded defaults (no flint-config.yaml found; in-memory storage)'}`);
