@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, chmod, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -221,6 +221,32 @@ describe('file_based: persistence', () => {
     await store.close();
     const again = await open(join(configDir, relative));
     expect(await again.get('s', 'k')).toEqual({ exists: true, value: 'v' });
+  });
+});
+
+describe('file_based: permissions', () => {
+  it('creates its folder private to the engine user (0700) and its files 0600; an existing folder keeps its mode', async () => {
+    const previous = process.umask(0o022);
+    try {
+      const dir = join(newDir(), 'nested', 'state');
+      const store = await open(dir, { compactAfterBytes: 256 });
+      for (let i = 0; i < 30; i++) await store.set('s', `k${i}`, { i, pad: 'x'.repeat(20) }); // forces a snapshot too
+      await store.close();
+      expect((await stat(dir)).mode & 0o777).toBe(0o700);
+      expect((await stat(join(dir, '..'))).mode & 0o777).toBe(0o755); // a parent it made has the usual mode
+      const files = (await readdir(dir)).filter((f) => !f.startsWith('.') && f !== 'lock');
+      expect(files.length).toBeGreaterThan(1);
+      for (const f of files) expect((await stat(join(dir, f))).mode & 0o777, f).toBe(0o600);
+
+      const existing = newDir();
+      await mkdir(existing, { mode: 0o750 });
+      await chmod(existing, 0o750);
+      const again = await open(existing);
+      await again.close();
+      expect((await stat(existing)).mode & 0o777).toBe(0o750);
+    } finally {
+      process.umask(previous);
+    }
   });
 });
 

@@ -3,6 +3,13 @@ import { dirname } from 'node:path';
 
 /** File helpers for the adapters that keep their data in a folder (the `file_based` KvStore and those to come). */
 
+/**
+ * Modes of what an adapter creates: its data folder is private to the engine's user (other users of a
+ * shared machine cannot list or read the data), and so are its files. Existing folders keep their mode.
+ */
+export const PRIVATE_DIR_MODE = 0o700;
+export const PRIVATE_FILE_MODE = 0o600;
+
 /** The `code` of a Node system error (`ENOENT`, `EEXIST`, …), or undefined for anything else. */
 export function errnoCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | undefined)?.code;
@@ -31,9 +38,10 @@ export async function fsyncDir(dir: string): Promise<void> {
 /**
  * `mkdir -p`, one level at a time. Node's own recursive mkdir retries forever where the kernel answers
  * ENOENT to creating a directory whose parent exists (e.g. under /proc): start-up must fail, not hang.
- * A path that exists and is not a directory rejects with an error whose code is `EEXIST`.
+ * A path that exists and is not a directory rejects with an error whose code is `EEXIST`. `dir` itself,
+ * when created, gets `mode` (missing parents the usual mode).
  */
-export async function makeDirectory(dir: string): Promise<void> {
+export async function makeDirectory(dir: string, mode?: number): Promise<void> {
   const missing: string[] = [];
   for (let current = dir; ; ) {
     try {
@@ -49,7 +57,7 @@ export async function makeDirectory(dir: string): Promise<void> {
   }
   for (const path of missing.reverse()) {
     try {
-      await mkdir(path);
+      await mkdir(path, path === dir ? { mode } : undefined);
     } catch (err) {
       if (errnoCode(err) !== 'EEXIST') throw err; // created meanwhile by someone else: fine if it is a directory
     }

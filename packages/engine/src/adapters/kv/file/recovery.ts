@@ -1,6 +1,6 @@
 import { type FileHandle, open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { errnoCode, fsyncDir } from '../../shared/files.js';
+import { PRIVATE_FILE_MODE, errnoCode, fsyncDir } from '../../shared/files.js';
 import type { AdapterLog } from '../../shared/log.js';
 import { SNAPSHOT, SNAPSHOT_FORMAT, SNAPSHOT_TMP, listLogs, logName, unavailable } from './layout.js';
 import { decodeLine, scanLines } from './record.js';
@@ -39,7 +39,7 @@ export async function recover(dir: string, apply: ApplyChange, logger: AdapterLo
   for (let i = 0; i < live.length - 1; i++) await replayLog(join(dir, live[i]![1]), apply, logger, undefined);
   const last = live[live.length - 1];
   const generation = last ? last[0] : (snapshotGeneration ?? 0);
-  const log = await open(join(dir, logName(generation)), 'a');
+  const log = await open(join(dir, logName(generation)), 'a', PRIVATE_FILE_MODE);
   try {
     let logBytes = 0;
     if (last) {

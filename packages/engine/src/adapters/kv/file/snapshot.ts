@@ -1,6 +1,6 @@
 import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describeError, fsyncDir, writeAll } from '../../shared/files.js';
+import { PRIVATE_FILE_MODE, describeError, fsyncDir, writeAll } from '../../shared/files.js';
 import type { AdapterLog } from '../../shared/log.js';
 import type { GroupCommitLog } from './group-commit.js';
 import { SNAPSHOT, SNAPSHOT_FORMAT, SNAPSHOT_TMP, listLogs, logName } from './layout.js';
@@ -61,7 +61,7 @@ export class Compactor {
     const generation = this.generation + 1;
     let next: FileHandle | undefined;
     try {
-      next = await open(join(this.dir, logName(generation)), 'a');
+      next = await open(join(this.dir, logName(generation)), 'a', PRIVATE_FILE_MODE);
       await fsyncDir(this.dir);
     } catch (err) {
       await next?.close().catch(() => {});
@@ -89,7 +89,7 @@ export class Compactor {
     const tmpPath = join(this.dir, SNAPSHOT_TMP);
     let fh: FileHandle | undefined;
     try {
-      fh = await open(tmpPath, 'w');
+      fh = await open(tmpPath, 'w', PRIVATE_FILE_MODE);
       const entries = copy.reduce((sum, [, pairs]) => sum + pairs.length, 0);
       let chunk = encodeLine(JSON.stringify({ o: 'h', format: SNAPSHOT_FORMAT, generation, entries }));
       for (const [scope, pairs] of copy) {

@@ -1,7 +1,7 @@
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { FlintError } from '@flint/protocol';
-import { describeError, errnoCode, makeDirectory } from '../../shared/files.js';
+import { PRIVATE_DIR_MODE, describeError, errnoCode, makeDirectory } from '../../shared/files.js';
 import type { AdapterLog } from '../../shared/log.js';
 import { MemoryKvStore } from '../memory.js';
 import type { KvEntry, KvUpdateResult, KvUpdater, KvWriteResult } from '../types.js';
@@ -136,7 +136,7 @@ export class FileKvStore extends MemoryKvStore {
     const dir = this.dir;
     let realDir: string;
     try {
-      await makeDirectory(dir);
+      await makeDirectory(dir, PRIVATE_DIR_MODE);
       realDir = await realpath(dir);
     } catch (err) {
       const why = errnoCode(err) === 'EEXIST' ? 'the path exists and is not a directory' : describeError(err);
