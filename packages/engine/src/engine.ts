@@ -43,7 +43,15 @@ export interface EngineStats {
   triggers: number;
   pendingInvocations: number;
   channels: number;
+  /** Telemetry frames (and their bytes) kept for the modules that consume telemetry. */
   telemetryFrames: number;
+  telemetryBytes: number;
+  /**
+   * Telemetry frames (and bytes) dropped since start: received while no module consumed telemetry,
+   * or let go to stay within `telemetry.buffer_frames` / `telemetry.buffer_bytes`.
+   */
+  telemetryDroppedFrames: number;
+  telemetryDroppedBytes: number;
 }
 
 /** What a shutdown left behind: modules still draining or stopping at `shutdown_timeout_ms`. */
@@ -91,7 +99,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     hooks,
   );
   const channels = new ChannelManager({ defaultBufferSize: config.channels.default_buffer_size, ttlMs: config.channels.ttl_ms }, logger);
-  const telemetry = new TelemetryBuffer(config.telemetry.buffer_frames);
+  const telemetry = new TelemetryBuffer(
+    { maxFrames: config.telemetry.buffer_frames, maxBytes: config.telemetry.buffer_bytes },
+    logger.child({ component: 'telemetry' }),
+  );
   const enqueue = new EnqueueRouter();
   const bridge = new BridgeServer(
     { functions, workers, invoker, triggers, channels, telemetry, enqueue, logger: logger.child({ component: 'bridge' }) },
@@ -179,13 +190,17 @@ export function createEngine(options: EngineOptions = {}): Engine {
       return [{ name: 'bridge', url: bridgeUrl }, ...scopes.flatMap((s) => s.listeners.map((l) => ({ name: l.name, url: l.url })))];
     },
     stats() {
+      const t = telemetry.counts;
       return {
         workers: workers.size,
         functions: functions.size,
         triggers: triggers.size,
         pendingInvocations: invoker.pendingCount,
         channels: channels.size,
-        telemetryFrames: telemetry.frames().length,
+        telemetryFrames: t.frames,
+        telemetryBytes: t.bytes,
+        telemetryDroppedFrames: t.droppedFrames,
+        telemetryDroppedBytes: t.droppedBytes,
       };
     },
     invoke: (functionId, data, opts) => invoker.call(functionId, data, opts),

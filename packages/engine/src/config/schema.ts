@@ -35,7 +35,10 @@ export const engineConfigSchema = z.strictObject({
       ttl_ms: positiveInt(300_000),
     })
     .default({ default_buffer_size: 64, ttl_ms: 300_000 }),
-  telemetry: z.strictObject({ buffer_frames: positiveInt(1000) }).default({ buffer_frames: 1000 }),
+  /** Telemetry frames are kept only while a module consumes them, within both caps. */
+  telemetry: z
+    .strictObject({ buffer_frames: positiveInt(1000), buffer_bytes: positiveInt(4 * 1024 * 1024) })
+    .default({ buffer_frames: 1000, buffer_bytes: 4 * 1024 * 1024 }),
   log: z
     .strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

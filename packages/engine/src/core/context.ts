@@ -95,7 +95,10 @@ export class ModuleScope {
         subscribe: (listener) => own(core.events.subscribe(listener)),
       },
       channels: core.channels,
-      telemetry: core.telemetry,
+      telemetry: {
+        frames: () => core.telemetry.frames(),
+        subscribe: (listener) => own(core.telemetry.subscribe(listener)),
+      },
       listen: async (options) => {
         const bound = await listen(options.server, options.host, options.port, this.portSetting(options.portKey));
         this.servers.push(options.server);
