@@ -86,7 +86,7 @@ export function errorStatus(code: ErrorCode): number {
 export const CLOSE_CODES = {
   1001: { reason: 'engine shutting down', when: 'The engine stops (SIGINT/SIGTERM).' },
   1008: { reason: 'the {direction} end of this channel is already taken', when: 'A second socket tried to take a channel end.' },
-  1009: { reason: 'frame exceeds {setting} ({limit} bytes)', when: 'A frame was larger than the listener allows (`bridge.max_frame_bytes`, default 64 MiB).' },
+  1009: { reason: 'frame exceeds {setting} ({limit} bytes)', when: 'A frame was larger than the listener allows (`bridge.max_frame_bytes`, default 8 MiB).' },
 } as const;
 
 /** The reason text of a close code with its placeholders filled. */

@@ -4,8 +4,8 @@ import { host, port, positiveInt } from '../lib/config-fields.js';
 export const bridgeSchema = z.strictObject({
   host: host(),
   port: port(49134),
-  /** Frames above this size close the connection (close code 1009). */
-  max_frame_bytes: positiveInt(64 * 1024 * 1024),
+  /** Frames above this size close the connection (close code 1009). Large payloads belong in channels. */
+  max_frame_bytes: positiveInt(8 * 1024 * 1024),
   ping_interval_ms: positiveInt(20_000),
   /** Per-socket outbound buffer cap; past it the engine stops reading from that worker and refuses calls to it. */
   max_outbound_buffer_bytes: positiveInt(16 * 1024 * 1024),

@@ -11,7 +11,8 @@ export const httpConfigSchema = z.strictObject({
   default_timeout_ms: positiveInt(30_000),
   /** Time each middleware and condition function has before a 504. */
   middleware_timeout_ms: positiveInt(5_000),
-  max_body_bytes: positiveInt(10 * 1024 * 1024),
+  /** Larger bodies get 413. Half of the bridge's default frame cap, so a handler can send back the JSON body it got. */
+  max_body_bytes: positiveInt(4 * 1024 * 1024),
   cors: z
     .strictObject({
       origins: z.array(z.string().min(1)).min(1).default(['*']),
