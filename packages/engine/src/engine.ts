@@ -98,7 +98,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     logger.child({ component: 'invoker' }),
     hooks,
   );
-  const channels = new ChannelManager({ defaultBufferSize: config.channels.default_buffer_size, ttlMs: config.channels.ttl_ms }, logger);
+  const channels = new ChannelManager(
+    { defaultBufferSize: config.channels.default_buffer_size, ttlMs: config.channels.ttl_ms, maxPerOwner: config.channels.max_per_worker },
+    logger,
+  );
   const telemetry = new TelemetryBuffer(
     { maxFrames: config.telemetry.buffer_frames, maxBytes: config.telemetry.buffer_bytes },
     logger.child({ component: 'telemetry' }),

@@ -36,6 +36,7 @@ export const ERROR_CODES = {
   trigger_registration_failed: spec('{reason}', 'The module or worker owning the trigger type rejected the trigger.'),
   trigger_type_not_found: spec('Trigger type {trigger_type} is not provided by this worker', 'No provider of this trigger type is known.'),
   channel_not_found: http(404, 'Channel not found', 'The channel does not exist or the access key is wrong.'),
+  too_many_channels: spec('Worker has {open} open channels (limit {limit})', 'The caller has too many channels open; close some first.'),
   store_unavailable: spec('{reason}', 'The storage behind a module (a file folder, Redis) cannot be used right now.'),
   engine_shutting_down: http(503, 'The engine is shutting down', 'The engine is shutting down and no longer accepts calls.'),
   internal_error: http(500, 'internal error: {reason}', 'An unexpected error inside the engine.'),

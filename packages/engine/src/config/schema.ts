@@ -33,8 +33,10 @@ export const engineConfigSchema = z.strictObject({
     .strictObject({
       default_buffer_size: z.number().int().min(1).max(1024).default(64),
       ttl_ms: positiveInt(300_000),
+      /** Channels one worker connection may have open at once; past it `engine::channels::create` fails with too_many_channels. */
+      max_per_worker: positiveInt(1000),
     })
-    .default({ default_buffer_size: 64, ttl_ms: 300_000 }),
+    .default({ default_buffer_size: 64, ttl_ms: 300_000, max_per_worker: 1000 }),
   /** Telemetry frames are kept only while a module consumes them, within both caps. */
   telemetry: z
     .strictObject({ buffer_frames: positiveInt(1000), buffer_bytes: positiveInt(4 * 1024 * 1024) })

@@ -28,7 +28,12 @@ export interface EngineChannel {
 }
 
 export interface ChannelService {
-  create(bufferSize?: number): EngineChannel;
+  /**
+   * A new channel. With `owner` (the connection id of the worker it is made for), it counts towards
+   * that worker's `channels.max_per_worker` until it closes or expires; past the cap this throws a
+   * FlintError `too_many_channels`.
+   */
+  create(bufferSize?: number, owner?: string): EngineChannel;
   /** A reader ref that any number of readers may take and that is always already ended (an empty body). */
   readonly emptyReaderRef: ChannelRef;
 }
