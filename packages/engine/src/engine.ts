@@ -8,6 +8,7 @@ import { ChannelManager } from './core/channels.js';
 import { type EngineCore, ModuleScope } from './core/context.js';
 import { EnqueueRouter } from './core/enqueue.js';
 import { RegistryEvents } from './core/events.js';
+import { warnIfCapsExceedFileLimit } from './core/file-limit.js';
 import { FunctionRegistry } from './core/functions.js';
 import { HookHub } from './core/hooks.js';
 import { Invoker } from './core/invoker.js';
@@ -116,6 +117,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
       pingIntervalMs: config.bridge.ping_interval_ms,
       maxOutboundBytes: config.bridge.max_outbound_buffer_bytes,
       triggerAckTimeoutMs: config.bridge.trigger_ack_timeout_ms,
+      maxConnections: config.bridge.max_connections,
+      handshakeTimeoutMs: config.bridge.handshake_timeout_ms,
       portSetting: `bridge.port${config.fromEnv['bridge.port'] ? ` (from ${config.fromEnv['bridge.port']})` : ''}`,
     },
   );
@@ -179,6 +182,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
         throw err;
       }
       triggers.warnAboutParked();
+      warnIfCapsExceedFileLimit(
+        [{ setting: 'bridge.max_connections', maxConnections: config.bridge.max_connections }, ...scopes.flatMap((s) => s.caps)],
+        logger,
+      );
     },
     stop() {
       if (state === 'created') {

@@ -38,6 +38,11 @@ export const ERROR_CODES = {
   channel_not_found: http(404, 'Channel not found', 'The channel does not exist or the access key is wrong.'),
   too_many_channels: spec('Worker has {open} open channels (limit {limit})', 'The caller has too many channels open; close some first.'),
   store_unavailable: spec('{reason}', 'The storage behind a module (a file folder, Redis) cannot be used right now.'),
+  too_many_connections: http(
+    503,
+    'Too many open connections (limit {limit}); retry later',
+    'The listener is serving as many connections as it may; retry later.',
+  ),
   engine_shutting_down: http(503, 'The engine is shutting down', 'The engine is shutting down and no longer accepts calls.'),
   internal_error: http(500, 'internal error: {reason}', 'An unexpected error inside the engine.'),
   upgrade_required: http(426, 'This is the Flint worker bridge: connect with a WebSocket', 'A plain HTTP request reached the bridge (WebSocket only).'),

@@ -10,6 +10,10 @@ export const bridgeSchema = z.strictObject({
   /** Per-socket outbound buffer cap; past it the engine stops reading from that worker and refuses calls to it. */
   max_outbound_buffer_bytes: positiveInt(16 * 1024 * 1024),
   trigger_ack_timeout_ms: positiveInt(10_000),
+  /** Connections served at once (workers, channel and /otel sockets); the last tenth is kept for workers. */
+  max_connections: positiveInt(8192),
+  /** Time a new connection has to send its WebSocket upgrade request before it is closed. */
+  handshake_timeout_ms: positiveInt(10_000),
 });
 
 export const moduleEntrySchema = z
