@@ -8,6 +8,7 @@ import { ChannelManager } from './core/channels.js';
 import { type EngineCore, ModuleScope } from './core/context.js';
 import { EnqueueRouter } from './core/enqueue.js';
 import { RegistryEvents } from './core/events.js';
+import { warnIfCapsExceedFileLimit } from './core/file-limit.js';
 import { FunctionRegistry } from './core/functions.js';
 import { HookHub } from './core/hooks.js';
 import { Invoker } from './core/invoker.js';
@@ -43,7 +44,15 @@ export interface EngineStats {
   triggers: number;
   pendingInvocations: number;
   channels: number;
+  /** Telemetry frames (and their bytes) kept for the modules that consume telemetry. */
   telemetryFrames: number;
+  telemetryBytes: number;
+  /**
+   * Telemetry frames (and bytes) dropped since start: received while no module consumed telemetry,
+   * or let go to stay within `telemetry.buffer_frames` / `telemetry.buffer_bytes`.
+   */
+  telemetryDroppedFrames: number;
+  telemetryDroppedBytes: number;
 }
 
 /** What a shutdown left behind: modules still draining or stopping at `shutdown_timeout_ms`. */
@@ -90,8 +99,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
     logger.child({ component: 'invoker' }),
     hooks,
   );
-  const channels = new ChannelManager({ defaultBufferSize: config.channels.default_buffer_size, ttlMs: config.channels.ttl_ms }, logger);
-  const telemetry = new TelemetryBuffer(config.telemetry.buffer_frames);
+  const channels = new ChannelManager(
+    { defaultBufferSize: config.channels.default_buffer_size, ttlMs: config.channels.ttl_ms, maxPerOwner: config.channels.max_per_worker },
+    logger,
+  );
+  const telemetry = new TelemetryBuffer(
+    { maxFrames: config.telemetry.buffer_frames, maxBytes: config.telemetry.buffer_bytes },
+    logger.child({ component: 'telemetry' }),
+  );
   const enqueue = new EnqueueRouter();
   const bridge = new BridgeServer(
     { functions, workers, invoker, triggers, channels, telemetry, enqueue, logger: logger.child({ component: 'bridge' }) },
@@ -102,6 +117,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
       pingIntervalMs: config.bridge.ping_interval_ms,
       maxOutboundBytes: config.bridge.max_outbound_buffer_bytes,
       triggerAckTimeoutMs: config.bridge.trigger_ack_timeout_ms,
+      maxConnections: config.bridge.max_connections,
+      handshakeTimeoutMs: config.bridge.handshake_timeout_ms,
       portSetting: `bridge.port${config.fromEnv['bridge.port'] ? ` (from ${config.fromEnv['bridge.port']})` : ''}`,
     },
   );
@@ -165,6 +182,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
         throw err;
       }
       triggers.warnAboutParked();
+      warnIfCapsExceedFileLimit(
+        [{ setting: 'bridge.max_connections', maxConnections: config.bridge.max_connections }, ...scopes.flatMap((s) => s.caps)],
+        logger,
+      );
     },
     stop() {
       if (state === 'created') {
@@ -179,13 +200,17 @@ export function createEngine(options: EngineOptions = {}): Engine {
       return [{ name: 'bridge', url: bridgeUrl }, ...scopes.flatMap((s) => s.listeners.map((l) => ({ name: l.name, url: l.url })))];
     },
     stats() {
+      const t = telemetry.counts;
       return {
         workers: workers.size,
         functions: functions.size,
         triggers: triggers.size,
         pendingInvocations: invoker.pendingCount,
         channels: channels.size,
-        telemetryFrames: telemetry.frames().length,
+        telemetryFrames: t.frames,
+        telemetryBytes: t.bytes,
+        telemetryDroppedFrames: t.droppedFrames,
+        telemetryDroppedBytes: t.droppedBytes,
       };
     },
     invoke: (functionId, data, opts) => invoker.call(functionId, data, opts),

@@ -36,7 +36,13 @@ export const ERROR_CODES = {
   trigger_registration_failed: spec('{reason}', 'The module or worker owning the trigger type rejected the trigger.'),
   trigger_type_not_found: spec('Trigger type {trigger_type} is not provided by this worker', 'No provider of this trigger type is known.'),
   channel_not_found: http(404, 'Channel not found', 'The channel does not exist or the access key is wrong.'),
+  too_many_channels: spec('Worker has {open} open channels (limit {limit})', 'The caller has too many channels open; close some first.'),
   store_unavailable: spec('{reason}', 'The storage behind a module (a file folder, Redis) cannot be used right now.'),
+  too_many_connections: http(
+    503,
+    'Too many open connections (limit {limit}); retry later',
+    'The listener is serving as many connections as it may; retry later.',
+  ),
   engine_shutting_down: http(503, 'The engine is shutting down', 'The engine is shutting down and no longer accepts calls.'),
   internal_error: http(500, 'internal error: {reason}', 'An unexpected error inside the engine.'),
   upgrade_required: http(426, 'This is the Flint worker bridge: connect with a WebSocket', 'A plain HTTP request reached the bridge (WebSocket only).'),
@@ -86,7 +92,7 @@ export function errorStatus(code: ErrorCode): number {
 export const CLOSE_CODES = {
   1001: { reason: 'engine shutting down', when: 'The engine stops (SIGINT/SIGTERM).' },
   1008: { reason: 'the {direction} end of this channel is already taken', when: 'A second socket tried to take a channel end.' },
-  1009: { reason: 'frame exceeds {setting} ({limit} bytes)', when: 'A frame was larger than the listener allows (`bridge.max_frame_bytes`, default 64 MiB).' },
+  1009: { reason: 'frame exceeds {setting} ({limit} bytes)', when: 'A frame was larger than the listener allows (`bridge.max_frame_bytes`, default 8 MiB).' },
 } as const;
 
 /** The reason text of a close code with its placeholders filled. */

@@ -4,12 +4,16 @@ import { host, port, positiveInt } from '../lib/config-fields.js';
 export const bridgeSchema = z.strictObject({
   host: host(),
   port: port(49134),
-  /** Frames above this size close the connection (close code 1009). */
-  max_frame_bytes: positiveInt(64 * 1024 * 1024),
+  /** Frames above this size close the connection (close code 1009). Large payloads belong in channels. */
+  max_frame_bytes: positiveInt(8 * 1024 * 1024),
   ping_interval_ms: positiveInt(20_000),
   /** Per-socket outbound buffer cap; past it the engine stops reading from that worker and refuses calls to it. */
   max_outbound_buffer_bytes: positiveInt(16 * 1024 * 1024),
   trigger_ack_timeout_ms: positiveInt(10_000),
+  /** Connections served at once (workers, channel and /otel sockets); the last tenth is kept for workers. */
+  max_connections: positiveInt(8192),
+  /** Time a new connection has to send its WebSocket upgrade request before it is closed. */
+  handshake_timeout_ms: positiveInt(10_000),
 });
 
 export const moduleEntrySchema = z
@@ -33,9 +37,14 @@ export const engineConfigSchema = z.strictObject({
     .strictObject({
       default_buffer_size: z.number().int().min(1).max(1024).default(64),
       ttl_ms: positiveInt(300_000),
+      /** Channels one worker connection may have open at once; past it `engine::channels::create` fails with too_many_channels. */
+      max_per_worker: positiveInt(1000),
     })
-    .default({ default_buffer_size: 64, ttl_ms: 300_000 }),
-  telemetry: z.strictObject({ buffer_frames: positiveInt(1000) }).default({ buffer_frames: 1000 }),
+    .default({ default_buffer_size: 64, ttl_ms: 300_000, max_per_worker: 1000 }),
+  /** Telemetry frames are kept only while a module consumes them, within both caps. */
+  telemetry: z
+    .strictObject({ buffer_frames: positiveInt(1000), buffer_bytes: positiveInt(4 * 1024 * 1024) })
+    .default({ buffer_frames: 1000, buffer_bytes: 4 * 1024 * 1024 }),
   log: z
     .strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

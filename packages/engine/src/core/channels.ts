@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ChannelRef } from '@flint/protocol';
+import { type ChannelRef, FlintError } from '@flint/protocol';
 import type { WebSocket } from 'ws';
 import { toBuffer } from '../lib/buffers.js';
 import type { ChannelItem, ChannelService, EngineChannel } from './api/channels.js';
@@ -14,6 +14,8 @@ export interface ChannelOptions {
   defaultBufferSize: number;
   /** Channels whose two ends were not both taken within this time are removed. */
   ttlMs: number;
+  /** Channels one owner (a worker connection) may have open at once (`channels.max_per_worker`). */
+  maxPerOwner: number;
 }
 
 /** A one-way ordered pipe of text/binary items with a bounded buffer. */
@@ -139,6 +141,8 @@ export class ChannelManager implements ChannelService {
   private readonly empty: ChannelRef = Object.freeze({ channel_id: randomUUID(), access_key: randomUUID(), direction: 'read' as const });
   private readonly ids = new ChannelIds();
   private readonly sweeper: NodeJS.Timeout;
+  /** Open channels per owner; an owner with none has no entry. */
+  private readonly owned = new Map<string, number>();
 
   constructor(
     private readonly options: ChannelOptions,
@@ -155,12 +159,20 @@ export class ChannelManager implements ChannelService {
     return this.empty;
   }
 
-  create(bufferSize?: number): Channel {
+  create(bufferSize?: number, owner?: string): Channel {
     const size = Math.max(1, Math.min(1024, Math.floor(bufferSize ?? this.options.defaultBufferSize)));
+    if (owner !== undefined) this.claim(owner);
     const { id, key, seq } = this.ids.issue();
-    const channel = new Channel(id, key, size, () => this.forget(seq));
+    const channel = new Channel(id, key, size, () => this.forget(seq, owner));
     this.channels.set(seq, channel);
     return channel;
+  }
+
+  /** Counts one more open channel for `owner`; throws too_many_channels at the cap. */
+  private claim(owner: string): void {
+    const open = this.owned.get(owner) ?? 0;
+    if (open >= this.options.maxPerOwner) throw FlintError.of('too_many_channels', { open, limit: this.options.maxPerOwner });
+    this.owned.set(owner, open + 1);
   }
 
   /** True for a channel removed in the last minute: a late socket is closed cleanly rather than refused. */
@@ -168,9 +180,13 @@ export class ChannelManager implements ChannelService {
     return this.ids.closedSince(id, key, Date.now() - RECENT_MS);
   }
 
-  private forget(seq: number): void {
+  private forget(seq: number, owner: string | undefined): void {
     this.channels.delete(seq);
     this.ids.closed(seq, Date.now());
+    if (owner === undefined) return;
+    const open = (this.owned.get(owner) ?? 1) - 1;
+    if (open > 0) this.owned.set(owner, open);
+    else this.owned.delete(owner);
   }
 
   /** Finds a channel for a socket end; undefined when the id or key does not match. */

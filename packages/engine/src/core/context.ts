@@ -7,8 +7,10 @@ import type { AdapterInstance } from './api/adapters.js';
 import type { BoundListener } from './api/listen.js';
 import type { ModuleTrigger, TriggerTypeProvider } from './api/triggers.js';
 import type { ChannelManager } from './channels.js';
+import { limitConnections } from './connection-cap.js';
 import type { EnqueueRouter } from './enqueue.js';
 import type { RegistryEvents } from './events.js';
+import type { CapSetting } from './file-limit.js';
 import type { FunctionRegistry } from './functions.js';
 import type { HookHub } from './hooks.js';
 import type { Invoker } from './invoker.js';
@@ -20,6 +22,10 @@ import type { TelemetryBuffer } from './telemetry-buffer.js';
 import type { TriggerRegistry } from './triggers.js';
 import type { WorkerRegistry } from './workers.js';
 import { WebSocketServerWithKeepAlive } from './ws-server.js';
+
+/** A module listener's connection cap and header time-out when it does not choose its own (ListenOptions). */
+const DEFAULT_MAX_CONNECTIONS = 4096;
+const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 
 /** The engine's parts a module context is made of. */
 export interface EngineCore {
@@ -47,6 +53,8 @@ export interface EngineCore {
 export class ModuleScope {
   readonly ctx: ModuleContext;
   readonly listeners: BoundListener[] = [];
+  /** The connection cap of each listener, with the setting that chose it. */
+  readonly caps: CapSetting[] = [];
   private readonly servers: Server[] = [];
   private readonly webSockets: WebSocketServerWithKeepAlive[] = [];
   private readonly triggers = new Map<string, () => Promise<void>>();
@@ -95,9 +103,17 @@ export class ModuleScope {
         subscribe: (listener) => own(core.events.subscribe(listener)),
       },
       channels: core.channels,
-      telemetry: core.telemetry,
+      telemetry: {
+        frames: () => core.telemetry.frames(),
+        subscribe: (listener) => own(core.telemetry.subscribe(listener)),
+      },
       listen: async (options) => {
-        const bound = await listen(options.server, options.host, options.port, this.portSetting(options.portKey));
+        const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+        const setting = this.settingName(options.maxConnectionsKey) ?? `the ${options.name} listener of ${name}`;
+        const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+        limitConnections(options.server, { maxConnections, setting, headersTimeoutMs }, logger);
+        this.caps.push({ setting, maxConnections });
+        const bound = await listen(options.server, options.host, options.port, this.settingName(options.portKey));
         this.servers.push(options.server);
         const listener = { name: options.name, ...bound, url: urlOf(options.scheme ?? 'http', bound.host, bound.port) };
         this.listeners.push(listener);
@@ -119,10 +135,10 @@ export class ModuleScope {
     };
   }
 
-  /** `modules[0].config.port of flint-http (from ${FLINT_HTTP_PORT})`, for a listen error. */
-  private portSetting(portKey: string | undefined): string | undefined {
-    if (portKey === undefined || this.configPath === undefined) return undefined;
-    const key = `${this.configPath}.${portKey}`;
+  /** `modules[0].config.port of flint-http (from ${FLINT_HTTP_PORT})`, for a listen error or a log line. */
+  private settingName(configKey: string | undefined): string | undefined {
+    if (configKey === undefined || this.configPath === undefined) return undefined;
+    const key = `${this.configPath}.${configKey}`;
     const from = this.core.fromEnv[key];
     return `${key} of ${this.module.name}${from ? ` (from ${from})` : ''}`;
   }

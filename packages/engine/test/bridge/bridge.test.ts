@@ -135,11 +135,11 @@ describe('bridge: raw protocol frames', () => {
   it('accepts binary frames on /: telemetry prefixes are telemetry, other binary is decoded as JSON', async () => {
     engine = await startTestEngine();
     const c = await RawClient.connect(engine.bridgeUrl);
-    const before = engine.stats().telemetryFrames;
+    const before = engine.stats().telemetryDroppedFrames;
     c.sendBinary(Buffer.from('LOGS{"resourceLogs":[]}'));
     c.sendBinary(Buffer.from(JSON.stringify({ type: 'ping' })));
     await c.waitFrame((f) => f.type === 'pong');
-    expect(engine.stats().telemetryFrames).toBe(before + 1);
+    expect(engine.stats().telemetryDroppedFrames).toBe(before + 1);
     expect(c.ofType('error')).toEqual([]);
   });
 
@@ -192,14 +192,15 @@ describe('bridge: raw protocol frames', () => {
     expect(engine.stats().pendingInvocations).toBe(0);
   });
 
-  it('/otel accepts OTLP, MTRC and LOGS binary frames without creating a worker', async () => {
+  it('/otel accepts OTLP, MTRC and LOGS binary frames without creating a worker (counted and dropped: no module consumes them)', async () => {
     engine = await startTestEngine();
     const before = engine.stats();
     const otel = await RawClient.connect(engine.bridgeUrl, '/otel');
     otel.sendBinary(Buffer.from('OTLP{"resourceSpans":[]}'));
     otel.sendBinary(Buffer.from('MTRC{"resourceMetrics":[]}'));
     otel.sendBinary(Buffer.from('LOGS{"resourceLogs":[]}'));
-    await waitFor(() => engine.stats().telemetryFrames === before.telemetryFrames + 3, 2000, 'three telemetry frames');
+    await waitFor(() => engine.stats().telemetryDroppedFrames === before.telemetryDroppedFrames + 3, 2000, 'three telemetry frames');
+    expect(engine.stats().telemetryBytes).toBe(0);
     expect(engine.stats().workers).toBe(before.workers);
     expect(otel.frames).toEqual([]); // no workerregistered on /otel
     expect(await listWorkers(engine)).toEqual([]);
@@ -518,12 +519,14 @@ describe('bridge with iii-sdk only', () => {
   // Last in the file: OTel in iii-sdk is process-global.
   it('with OTel enabled, sends telemetry to /otel without a phantom worker', async () => {
     engine = await startTestEngine();
-    const before = engine.stats().telemetryFrames;
+    const before = engine.stats().telemetryDroppedFrames;
     const w = connectWorker('iii', engine.bridgeUrl, { otel: true });
     w.registerFunction('otel::fn', () => 'ok');
     const row = await whenAnnounced(engine, w);
     new IiiLogger().info('hello from the otel test', { n: 1 });
-    await waitFor(() => engine.stats().telemetryFrames > before, 3000, 'a telemetry frame');
+    await waitFor(() => engine.stats().telemetryDroppedFrames > before, 3000, 'a telemetry frame');
+    expect(await w.trigger({ function_id: 'otel::fn', payload: {} })).toBe('ok');
+    expect(engine.stats().telemetryBytes).toBe(0); // no module consumes telemetry: nothing is kept
     const workers = await listWorkers(engine);
     expect(workers.map((x) => x.id)).toEqual([row.id]);
     // A phantom /otel "worker" would be hidden from the listing (no metadata) but counted here.

@@ -89,7 +89,7 @@ describe('config file lookup', () => {
     const engine = load({ cwd });
     expect(engine.config.configFile).toBeUndefined();
     expect(engine.config.configDir).toBe(cwd);
-    expect(engine.config.bridge).toMatchObject({ host: '127.0.0.1', port: 49134, max_frame_bytes: 64 * 1024 * 1024 });
+    expect(engine.config.bridge).toMatchObject({ host: '127.0.0.1', port: 49134, max_frame_bytes: 8 * 1024 * 1024 });
     expect(engine.config.invocation_timeout_ms).toBe(30_000);
     expect(engine.config.log).toEqual({ level: 'info', format: 'pretty' });
     // every known module, the built-in ones and ours, with its default config

@@ -68,7 +68,11 @@ describe('flint-http config', () => {
         port: 3111,
         default_timeout_ms: 30_000,
         middleware_timeout_ms: 5_000,
-        max_body_bytes: 10 * 1024 * 1024,
+        max_body_bytes: 4 * 1024 * 1024,
+        max_connections: 4096,
+        headers_timeout_ms: 10_000,
+        request_timeout_ms: 60_000,
+        keep_alive_timeout_ms: 5_000,
         middleware: [],
       });
       const withCors = createEngine({ config: { log: { level: 'silent' }, modules: [{ name: 'flint-http', config: { cors: {} } }] } });

@@ -28,7 +28,12 @@ export interface EngineChannel {
 }
 
 export interface ChannelService {
-  create(bufferSize?: number): EngineChannel;
+  /**
+   * A new channel. With `owner` (the connection id of the worker it is made for), it counts towards
+   * that worker's `channels.max_per_worker` until it closes or expires; past the cap this throws a
+   * FlintError `too_many_channels`.
+   */
+  create(bufferSize?: number, owner?: string): EngineChannel;
   /** A reader ref that any number of readers may take and that is always already ended (an empty body). */
   readonly emptyReaderRef: ChannelRef;
 }
@@ -39,10 +44,19 @@ export interface TelemetryFrame {
   receivedAt: number;
 }
 
-/** OTLP/MTRC/LOGS frames workers send on the bridge's `/otel` endpoint (or in-band). */
+/**
+ * OTLP/MTRC/LOGS frames workers send on the bridge's `/otel` endpoint (or in-band). A module that
+ * subscribes consumes telemetry: only while at least one subscription is open does the engine keep
+ * frames (within `telemetry.buffer_frames` and `telemetry.buffer_bytes`); with none, every frame is
+ * counted (engine.stats()) and dropped at once.
+ */
 export interface TelemetrySource {
-  /** Frames received so far (bounded buffer, oldest dropped first). */
+  /** Frames kept while a module is subscribed, oldest first (bounded; oldest dropped first; empty with no subscriber). */
   frames(): readonly TelemetryFrame[];
-  /** Called for each new frame; returns an unsubscribe function. */
+  /**
+   * Consumes telemetry: `listener` gets each new frame, and frames are kept for `frames()`, until the
+   * returned function is called (or the module stops). When the last subscription ends, the kept
+   * frames are let go.
+   */
   subscribe(listener: (frame: TelemetryFrame) => void): () => void;
 }

@@ -17,6 +17,17 @@ export interface ListenOptions {
   server: Server;
   /** URL scheme for the banner; default `http`. */
   scheme?: 'http' | 'ws';
+  /**
+   * Connections served at once (default 4096). One more is answered 503 `too_many_connections`
+   * (JSON, `connection: close`) when its request arrives, and closed; a WebSocket upgrade is refused
+   * the same way before the handshake. Each listener has its own cap, so a flood on one cannot
+   * starve another (workers can always reach the bridge).
+   */
+  maxConnections?: number;
+  /** The key of the module's config that set `maxConnections` (usually `max_connections`), for the log. */
+  maxConnectionsKey?: string;
+  /** Time a connection has to send a request's headers (default 10 s); then it is answered 408 and closed. */
+  headersTimeoutMs?: number;
 }
 
 export interface BoundListener {

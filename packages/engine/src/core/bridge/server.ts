@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import { type ErrorCode, closeReason, errorStatus, formatError } from '@flint/protocol';
 import type { WebSocket } from 'ws';
 import { toBuffer } from '../../lib/buffers.js';
+import { limitConnections } from '../connection-cap.js';
 import { listen } from '../listen.js';
 import type { Logger } from '../logger.js';
 import { WebSocketServerWithKeepAlive } from '../ws-server.js';
@@ -23,6 +24,10 @@ export interface BridgeOptions {
   triggerAckTimeoutMs: number;
   /** The setting that chose `port`, named when it is taken (`bridge.port (from ${FLINT_BRIDGE_PORT})`). */
   portSetting?: string;
+  /** Connections served at once; the last tenth is kept for workers (`bridge.max_connections`). */
+  maxConnections: number;
+  /** Time a connection has to send its upgrade request (`bridge.handshake_timeout_ms`). */
+  handshakeTimeoutMs: number;
 }
 
 /** The worker bridge: routes upgrades to `/` (workers), `/otel` (telemetry) and `/ws/channels/<id>` on one port. */
@@ -47,6 +52,17 @@ export class BridgeServer {
       res.end(body);
     });
     this.server.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket, head));
+    // Channel and /otel sockets may not take the last tenth of the cap: a worker can always reconnect.
+    limitConnections(
+      this.server,
+      {
+        maxConnections: options.maxConnections,
+        setting: 'bridge.max_connections',
+        headersTimeoutMs: options.handshakeTimeoutMs,
+        reserve: { connections: Math.floor(options.maxConnections / 10), admits: isWorkerUpgrade, for: 'workers' },
+      },
+      this.log,
+    );
   }
 
   listen(): Promise<{ host: string; port: number }> {
@@ -114,6 +130,14 @@ export class BridgeServer {
     });
     new WorkerSession(conn, ws, this.deps, this.options.triggerAckTimeoutMs).open();
   }
+}
+
+/** An upgrade to `/`, the workers' endpoint. */
+function isWorkerUpgrade(req: IncomingMessage): boolean {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  return path === '/' || path === '';
 }
 
 function rejectUpgrade(socket: Duplex, code: ErrorCode, message: string): void {

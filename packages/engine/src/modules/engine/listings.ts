@@ -72,12 +72,13 @@ export function registerListings(ctx: ModuleContext): void {
       description: 'Create a streaming channel; returns a reader and a writer reference',
       request_format: object({ buffer_size: { type: 'integer', minimum: 1, maximum: 1024 } }),
     },
-    (data) => {
+    (data, call) => {
       const { buffer_size } = payloadObject(data, { optional: true });
       if (buffer_size !== undefined && (typeof buffer_size !== 'number' || !Number.isFinite(buffer_size))) {
         throw new FlintError('invalid_payload', 'buffer_size must be a number');
       }
-      const channel = ctx.channels.create(buffer_size as number | undefined);
+      // A worker's channels count towards its channels.max_per_worker (a module's are not capped).
+      const channel = ctx.channels.create(buffer_size as number | undefined, call.callerWorkerId);
       return { writer: channel.writerRef, reader: channel.readerRef };
     },
   );

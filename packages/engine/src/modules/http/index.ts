@@ -29,8 +29,20 @@ class HttpModule implements EngineModule {
         unregisterTrigger: (t) => this.routes.remove(t.id),
       },
     );
-    const server = createServer({ noDelay: true, keepAliveTimeout: 65_000 }, (req, res) => pipeline.handle(req, res));
-    await ctx.listen({ name: 'http', host: this.config.host, port: this.config.port, portKey: 'port', server });
+    const { host, port, max_connections, headers_timeout_ms, request_timeout_ms, keep_alive_timeout_ms } = this.config;
+    const server = createServer({ noDelay: true, keepAliveTimeout: keep_alive_timeout_ms, requestTimeout: request_timeout_ms }, (req, res) =>
+      pipeline.handle(req, res),
+    );
+    await ctx.listen({
+      name: 'http',
+      host,
+      port,
+      portKey: 'port',
+      server,
+      maxConnections: max_connections,
+      maxConnectionsKey: 'max_connections',
+      headersTimeoutMs: headers_timeout_ms,
+    });
   }
 }
 
