@@ -10,6 +10,7 @@ import { listen } from '../listen.js';
 import type { Logger } from '../logger.js';
 import { WebSocketServerWithKeepAlive } from '../ws-server.js';
 import { WorkerConnection } from './connection.js';
+import { type BridgeAccess, UpgradeGuard, refuseUpgrade, upgradeUrl } from './upgrade-guard.js';
 import { type BridgeDeps, WorkerSession } from './worker-session.js';
 
 export type { BridgeDeps };
@@ -28,6 +29,8 @@ export interface BridgeOptions {
   maxConnections: number;
   /** Time a connection has to send its upgrade request (`bridge.handshake_timeout_ms`). */
   handshakeTimeoutMs: number;
+  /** Allowed web origins and the bridge token (upgrade-guard.ts). */
+  access: BridgeAccess;
 }
 
 /** The worker bridge: routes upgrades to `/` (workers), `/otel` (telemetry) and `/ws/channels/<id>` on one port. */
@@ -35,12 +38,14 @@ export class BridgeServer {
   private readonly server: Server;
   private readonly sockets: WebSocketServerWithKeepAlive;
   private readonly log: Logger;
+  private readonly guard: UpgradeGuard;
 
   constructor(
     private readonly deps: BridgeDeps,
     private readonly options: BridgeOptions,
   ) {
     this.log = deps.logger;
+    this.guard = new UpgradeGuard(options.access, deps.logger);
     this.sockets = new WebSocketServerWithKeepAlive({
       maxPayloadBytes: options.maxFrameBytes,
       limitSetting: 'bridge.max_frame_bytes',
@@ -80,7 +85,9 @@ export class BridgeServer {
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const url = new URL(req.url ?? '/', 'http://bridge');
+    const url = upgradeUrl(req.url ?? '/');
+    const refusal = this.guard.check(req, url);
+    if (refusal) return refuseUpgrade(socket, refusal);
     (socket as Socket).setNoDelay?.(true);
     if (url.pathname === '/' || url.pathname === '') {
       this.sockets.handleUpgrade(req, socket, head, (ws) => this.onWorker(ws, req, socket as Socket));
