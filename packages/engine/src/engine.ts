@@ -91,7 +91,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const logger = options.logger ?? createLogger({ level: config.log.level, format: config.log.format });
 
   const events = new RegistryEvents(logger);
-  const functions = new FunctionRegistry(events, new PayloadValidation(config.validate_payloads, logger));
+  const functions = new FunctionRegistry(events, new PayloadValidation(config.validate_payloads, logger), logger.child({ component: 'functions' }));
   // The config's token wins; without one, FLINT_BRIDGE_TOKEN (an empty value counts as unset).
   const access = { allowedOrigins: config.bridge.allowed_origins, authToken: config.bridge.auth_token ?? (env.FLINT_BRIDGE_TOKEN || undefined) };
   const workers = new WorkerRegistry(events);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { type ErrorCode, closeReason, errorStatus, formatError } from '@flint/protocol';
+import { type ErrorCode, REATTACH_HEADER, closeReason, errorStatus, formatError } from '@flint/protocol';
 import type { WebSocket } from 'ws';
 import { toBuffer } from '../../lib/buffers.js';
 import { limitConnections } from '../connection-cap.js';
@@ -135,7 +135,13 @@ export class BridgeServer {
       this.log.warn({ worker_id: conn.id }, 'worker did not answer a ping: dropping the connection');
       conn.terminate();
     });
-    new WorkerSession(conn, ws, this.deps, this.options.triggerAckTimeoutMs).open();
+    const reattach = req.headers[REATTACH_HEADER];
+    new WorkerSession(conn, ws, this.deps, {
+      triggerAckTimeoutMs: this.options.triggerAckTimeoutMs,
+      // A holder of a claimed trigger has until the keep-alive would drop it (at most 5 s) to answer a ping.
+      probeTimeoutMs: Math.min(this.options.pingIntervalMs, 5000),
+      reattach: typeof reattach === 'string' ? reattach : undefined,
+    }).open();
   }
 }
 
