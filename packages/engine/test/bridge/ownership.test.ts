@@ -8,6 +8,7 @@
  */
 import { EngineFunctions, EngineTriggers, type FunctionInfo } from '@flint/protocol';
 import type { FlintError, Worker as FlintWorker } from '@flint/sdk';
+import type { ISdk } from 'iii-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { contextModule, startWithModules } from '../module-api/fake-module.js';
@@ -62,6 +63,29 @@ describe('reserved function ids', () => {
       expect(listing.functions.map((f) => f.function_id)).toContain('state::get');
     }
     expect(engine.listFunctions(true).filter((f) => f.function_id === 'flint::anything' || f.function_id === 'stream::set')).toEqual([]);
+  });
+
+  it("iii-sdk's createStream still registers a custom stream's functions (stream::get(<name>) …): workers provide them by design", async () => {
+    const engine = await startTestEngine();
+    const w = connectWorker('iii', engine.bridgeUrl);
+    const items = new Map<string, unknown>([['g/a', { n: 1 }]]);
+    (w.native as ISdk).createStream('orders', {
+      get: async ({ group_id, item_id }) => items.get(`${group_id}/${item_id}`) ?? null,
+      set: async () => null,
+      delete: async () => ({ old_value: undefined }),
+      list: async () => [...items.values()],
+      listGroups: async () => ['g'],
+      update: async () => null,
+    });
+    await whenAnnounced(engine, w);
+    const ids = ['get', 'set', 'delete', 'list', 'list_groups'].map((op) => `stream::${op}(orders)`);
+    expect(
+      engine
+        .listFunctions()
+        .map((f) => f.function_id)
+        .sort(),
+    ).toEqual([...ids].sort());
+    expect(await w.trigger({ function_id: 'stream::get(orders)', payload: { stream_name: 'orders', group_id: 'g', item_id: 'a' } })).toEqual({ n: 1 });
   });
 
   it("a module's function id is reserved whatever its name", async () => {

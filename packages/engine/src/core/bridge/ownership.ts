@@ -18,10 +18,17 @@ export const RESERVED_TRIGGER_TYPES: ReadonlySet<string> = new Set([
 ]);
 const ENGINE_TYPE_PREFIX = 'engine::';
 
+/**
+ * A custom stream's functions, which workers provide by design: iii-sdk's `createStream(name, impl)`
+ * registers `stream::get(name)`, `stream::set(name)`, … for the stream module to call.
+ */
+const CUSTOM_STREAM_FUNCTION = /^stream::(get|set|delete|list|list_groups)\(.+\)$/;
+
 /** Why a worker may not register function `id` (for the `function_id_reserved` message), or undefined when it may. */
 export function functionReservation(id: string, functions: FunctionRegistry): string | undefined {
   const module = functions.moduleOf(id);
   if (module !== undefined) return `provided by module ${module}`;
+  if (CUSTOM_STREAM_FUNCTION.test(id)) return undefined;
   const prefix = RESERVED_FUNCTION_PREFIXES.find((p) => id.startsWith(p));
   return prefix === undefined ? undefined : `the prefix ${prefix} belongs to the engine and its modules`;
 }
