@@ -5,6 +5,7 @@
  * need only their access key. Both SDKs keep working: @flint/sdk with its `token` option, iii-sdk with
  * `?token=` in its URL (channels included).
  */
+import { connect } from 'node:net';
 import type { Engine } from '@flint/engine';
 import { type ChannelRef, EngineFunctions, channelPath } from '@flint/protocol';
 import type { Worker as FlintWorker } from '@flint/sdk';
@@ -13,7 +14,7 @@ import { cleanup } from '../support/cleanup.js';
 import { SDK_KINDS, type SdkKind, connectWorker, startTestEngine, startWorker, whenAnnounced } from '../support/harness.js';
 import { LEVEL, captureLog } from '../support/log-capture.js';
 import { RawClient, upgradeRefusal, upgradeStatus } from '../support/raw-client.js';
-import { waitFor, within } from '../support/util.js';
+import { sleep, waitFor, within } from '../support/util.js';
 
 afterEach(cleanup);
 
@@ -161,6 +162,37 @@ describe('bridge token', () => {
     await caller.trigger({ function_id: EngineFunctions.LIST_FUNCTIONS, payload: {} });
     expect(engine.stats().workers).toBe(1);
     expect(engine.listFunctions().map((f) => f.function_id)).toEqual([]);
+  });
+});
+
+describe('refused upgrades', () => {
+  /** Sends a WebSocket upgrade over raw TCP, reads the start of the answer, then resets the connection (RST). */
+  function upgradeThenReset(port: number, path: string, headers = ''): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(
+          `GET ${path} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n${headers}\r\n`,
+        );
+      });
+      socket.once('error', reject);
+      socket.once('data', (chunk) => {
+        socket.resetAndDestroy();
+        resolve(chunk.toString().split('\r\n')[0] as string);
+      });
+    });
+  }
+
+  it('a client resetting the connection after a refusal does not take the engine down', async () => {
+    const engine = await startTestEngine({ bridge: { auth_token: TOKEN } });
+    const port = Number(new URL(engine.bridgeUrl).port);
+    const answers: string[] = [];
+    answers.push(await upgradeThenReset(port, '/', 'Origin: https://evil.example\r\n'));
+    answers.push(await upgradeThenReset(port, '/'));
+    answers.push(await upgradeThenReset(port, '/nowhere'));
+    answers.push(await upgradeThenReset(port, '/ws/channels/x?key=k&dir=sideways'));
+    expect(answers).toEqual(['HTTP/1.1 403 Forbidden', 'HTTP/1.1 401 Unauthorized', 'HTTP/1.1 401 Unauthorized', 'HTTP/1.1 400 Bad Request']);
+    await sleep(100); // the resets reach the engine
+    await (await RawClient.connect(engine.bridgeUrl, `/?token=${TOKEN}`)).registered();
   });
 });
 

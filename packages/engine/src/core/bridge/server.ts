@@ -85,6 +85,9 @@ export class BridgeServer {
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // node:http hands an upgrade's socket over without its error listener: a client resetting the
+    // connection after a refusal would otherwise be an uncaught exception that stops the engine.
+    socket.on('error', (err) => this.log.debug({ ip: req.socket.remoteAddress }, `bridge upgrade socket error: ${err.message}`));
     const url = upgradeUrl(req.url ?? '/');
     const refusal = this.guard.check(req, url);
     if (refusal) return refuseUpgrade(socket, refusal);
