@@ -9,6 +9,7 @@ import { connect } from 'node:net';
 import type { Engine } from '@flint/engine';
 import { type ChannelRef, EngineFunctions, channelPath } from '@flint/protocol';
 import type { Worker as FlintWorker } from '@flint/sdk';
+import { Logger as IiiLogger } from 'iii-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup } from '../support/cleanup.js';
 import { SDK_KINDS, type SdkKind, connectWorker, startTestEngine, startWorker, whenAnnounced } from '../support/harness.js';
@@ -208,5 +209,17 @@ describe('start-up warning', () => {
     const loopback = captureLog('warn');
     await startTestEngine({}, { logger: loopback.logger });
     expect([...withToken.records, ...loopback.records].filter((r) => r.host !== undefined)).toEqual([]);
+  });
+});
+
+// Last in the file: OTel in iii-sdk is process-global.
+describe('iii-sdk telemetry with a bridge token', () => {
+  it('reaches /otel with the ?token= of the worker URL', async () => {
+    const engine = await startTestEngine({ bridge: { auth_token: TOKEN } });
+    const w = connectWorker('iii', `${engine.bridgeUrl}/?token=${TOKEN}`, { otel: true });
+    w.registerFunction('otel::fn', () => 'ok');
+    await whenAnnounced(engine, w);
+    new IiiLogger().info('hello from the token test', { n: 1 });
+    await waitFor(() => engine.stats().telemetryFrames > 0, 3000, 'a telemetry frame');
   });
 });
