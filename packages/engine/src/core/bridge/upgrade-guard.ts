@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type ErrorCode, errorStatus, formatError } from '@flint/protocol';
+import { LogThrottle } from '../../lib/log-throttle.js';
 import type { Logger } from '../logger.js';
 
 /** Who may open a bridge socket (`bridge.allowed_origins`, `bridge.auth_token`). */
@@ -20,6 +21,26 @@ export interface Refusal {
 const CHANNEL_PATH = '/ws/channels/';
 /** An attacker-chosen header is cut to this length in the log. */
 const MAX_LOGGED = 200;
+/** Refusals of one kind are logged at most this often (a page retrying in a loop must not flood the log), with a count of those skipped. */
+const LOG_INTERVAL_MS = 10_000;
+
+/** Logs one kind of refusal: the first at once, then at most once per interval, saying how many were not logged. */
+class RefusalLog {
+  private readonly throttle = new LogThrottle(LOG_INTERVAL_MS);
+  private skipped = 0;
+
+  constructor(private readonly log: Logger) {}
+
+  warn(fields: Record<string, unknown>, message: string): void {
+    if (!this.throttle.due()) {
+      this.skipped++;
+      return;
+    }
+    const more = this.skipped > 0 ? ` (and ${this.skipped} more like it since the last such line)` : '';
+    this.log.warn({ ...fields, not_logged: this.skipped }, `${message}${more}`);
+    this.skipped = 0;
+  }
+}
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
@@ -33,11 +54,12 @@ export class UpgradeGuard {
   private readonly tokenDigest: Buffer | undefined;
   private readonly anyOrigin: boolean;
   private readonly origins: ReadonlySet<string>;
+  private readonly originLog: RefusalLog;
+  private readonly tokenLog: RefusalLog;
 
-  constructor(
-    access: BridgeAccess,
-    private readonly log: Logger,
-  ) {
+  constructor(access: BridgeAccess, log: Logger) {
+    this.originLog = new RefusalLog(log);
+    this.tokenLog = new RefusalLog(log);
     this.tokenDigest = access.authToken === undefined ? undefined : digest(access.authToken);
     this.anyOrigin = access.allowedOrigins.includes('*');
     this.origins = new Set(access.allowedOrigins);
@@ -48,7 +70,7 @@ export class UpgradeGuard {
     const origin = req.headers.origin;
     if (origin !== undefined && !this.anyOrigin && !this.origins.has(origin)) {
       const shown = origin.slice(0, MAX_LOGGED);
-      this.log.warn(
+      this.originLog.warn(
         { ip: req.socket.remoteAddress, origin: shown, path: url.pathname },
         `refused a bridge connection from a web page: origin ${shown} is not in bridge.allowed_origins`,
       );
@@ -56,7 +78,7 @@ export class UpgradeGuard {
     }
     if (this.tokenDigest && !url.pathname.startsWith(CHANNEL_PATH) && !this.tokenMatches(req, url, this.tokenDigest)) {
       const how = bearerToken(req) !== undefined || url.searchParams.has('token') ? 'a wrong token' : 'no token';
-      this.log.warn({ ip: req.socket.remoteAddress, path: url.pathname }, `refused a bridge connection with ${how} (bridge.auth_token is set)`);
+      this.tokenLog.warn({ ip: req.socket.remoteAddress, path: url.pathname }, `refused a bridge connection with ${how} (bridge.auth_token is set)`);
       return { code: 'unauthorized', message: formatError('unauthorized') };
     }
     return undefined;
