@@ -17,14 +17,17 @@ export function resolveUrl(url: string | undefined): string {
 
 const quiet = { warn: () => {}, error: () => {}, debug: () => {} };
 
-/** Connects as an anonymous client (not listed as a worker) or fails fast when the engine is not there. */
-export async function connect(url: string, timeoutMs = 5000): Promise<Worker> {
-  const worker = registerWorker(url, { announce: false, reconnect: { maxRetries: 0 }, log: quiet });
+/**
+ * Connects as an anonymous client (not listed as a worker) or fails fast when the engine is not there.
+ * `token` (`--token`) is the bridge token; without it the SDK takes FLINT_TOKEN, then a `?token=` in the URL.
+ */
+export async function connect(url: string, token?: string, timeoutMs = 5000): Promise<Worker> {
+  const worker = registerWorker(url, { announce: false, reconnect: { maxRetries: 0 }, log: quiet, token });
   let timer: NodeJS.Timeout | undefined;
   try {
     await new Promise<void>((resolve, reject) => {
-      timer = setTimeout(() => reject(unreachable(url, worker.connectionProblem, `no answer within ${timeoutMs} ms`)), timeoutMs);
-      worker.once('failed', () => reject(unreachable(url, worker.connectionProblem, 'the connection failed')));
+      timer = setTimeout(() => reject(unreachable(worker, worker.connectionProblem, `no answer within ${timeoutMs} ms`)), timeoutMs);
+      worker.once('failed', () => reject(unreachable(worker, worker.connectionProblem, 'the connection failed')));
       worker.waitConnected().then(resolve);
     });
   } catch (err) {
@@ -37,7 +40,15 @@ export async function connect(url: string, timeoutMs = 5000): Promise<Worker> {
 }
 
 /** The one line saying why the CLI could not connect: the SDK's own words for a server that is not a bridge. */
-function unreachable(url: string, problem: ConnectionProblem | undefined, fallback: string): CliError {
+function unreachable(worker: Worker, problem: ConnectionProblem | undefined, fallback: string): CliError {
+  const url = worker.shownUrl;
   if (problem?.kind === 'not_a_bridge') return new CliError('not_connected', problem.message);
+  if (problem?.kind === 'unauthorized') {
+    const hint = problem.tokenSent
+      ? "it refused the token: compare --token (or FLINT_TOKEN) with the engine's bridge.auth_token"
+      : 'it needs a token: pass --token or set FLINT_TOKEN';
+    return new CliError('unauthorized', `the engine at ${url} refused the connection (HTTP 401): ${hint}`);
+  }
+  if (problem?.kind === 'forbidden') return new CliError('origin_not_allowed', problem.message);
   return new CliError('not_connected', `cannot reach the engine at ${url}: ${problem?.detail ?? fallback} (is it running? start it with: flint start)`);
 }

@@ -34,7 +34,7 @@ export async function main(argv: string[]): Promise<number> {
     .command('start')
     .description('start the engine with flint-config.yaml (or --config), or the embedded defaults')
     .option('-c, --config <path>', 'config file (default: ./flint-config.yaml when present)')
-    .option('-w, --worker <command>', 'also run this worker command with FLINT_URL set (repeatable)', collect)
+    .option('-w, --worker <command>', 'also run this worker command with FLINT_URL (and FLINT_TOKEN) set (repeatable)', collect)
     .action(async (opts: { config?: string; worker?: string[] }) => {
       exitCode = await start(opts);
     });
@@ -47,7 +47,8 @@ export async function main(argv: string[]): Promise<number> {
     .option('--void', 'fire and forget: do not wait for a result')
     .option('-t, --timeout-ms <n>', 'time-out for the call in milliseconds', positiveInt)
     .option('-u, --url <url>', 'bridge URL (default: $FLINT_URL or ws://127.0.0.1:49134)')
-    .action(async (opts: { functionId: string; payload?: string; void?: boolean; timeoutMs?: number; url?: string }) => {
+    .option('--token <token>', "the engine's bridge token (default: $FLINT_TOKEN)")
+    .action(async (opts: { functionId: string; payload?: string; void?: boolean; timeoutMs?: number; url?: string; token?: string }) => {
       try {
         const result = await trigger(opts);
         if (!opts.void) process.stdout.write(`${JSON.stringify(result ?? null, null, 2)}\n`);
@@ -61,9 +62,10 @@ export async function main(argv: string[]): Promise<number> {
       .command(kind)
       .description(`list registered ${kind}`)
       .option('--json', 'print the raw JSON answer')
-      .option('-u, --url <url>', 'bridge URL (default: $FLINT_URL or ws://127.0.0.1:49134)');
+      .option('-u, --url <url>', 'bridge URL (default: $FLINT_URL or ws://127.0.0.1:49134)')
+      .option('--token <token>', "the engine's bridge token (default: $FLINT_TOKEN)");
     if (kind !== 'workers') cmd.option('-a, --all', `include internal engine ${kind}`);
-    cmd.action(async (opts: { json?: boolean; all?: boolean; url?: string }) => {
+    cmd.action(async (opts: { json?: boolean; all?: boolean; url?: string; token?: string }) => {
       try {
         process.stdout.write(`${await list(kind, opts)}\n`);
       } catch (err) {

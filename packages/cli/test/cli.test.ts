@@ -28,9 +28,9 @@ function flint(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
 /** Starts `flint start` (or `flint` with `command: []`) in a child process and resolves with its bridge URL from the banner. */
 function startEngine(
   args: string[],
-  { command = ['start'], cwd = root }: { command?: string[]; cwd?: string } = {},
+  { command = ['start'], cwd = root, env = {} }: { command?: string[]; cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [bin, ...command, ...args], { cwd });
+  const child = spawn(process.execPath, [bin, ...command, ...args], { cwd, env: { ...process.env, ...env } });
   let out = '';
   child.stdout.on('data', (d) => {
     out += d;
@@ -154,8 +154,8 @@ describe('flint start + trigger + listings', () => {
   it('functions, triggers and workers print tables, and JSON with --json', async () => {
     const functions = await flint(['functions', '--url', engine.url]);
     expect(functions.code).toBe(0);
-    expect(functions.stdout).toMatch(/^FUNCTION\s+DESCRIPTION/);
-    expect(functions.stdout).toMatch(/hello::world\s+Greets/);
+    expect(functions.stdout).toMatch(/^FUNCTION\s+PROVIDERS\s+DESCRIPTION/);
+    expect(functions.stdout).toMatch(/hello::world\s+cli-test-worker@[0-9a-f]{8}\s+Greets/);
     expect(functions.stdout).not.toContain('engine::functions::list');
     const all = await flint(['functions', '--all', '--url', engine.url]);
     expect(all.stdout).toContain('engine::functions::list');
@@ -171,6 +171,63 @@ describe('flint start + trigger + listings', () => {
     expect(parsed.workers[0]?.function_count).toBe(3);
     const table = await flint(['workers', '--url', engine.url]);
     expect(table.stdout).toMatch(/cli-test-worker\s+node 0\.1\.0\s+3\s+0\s+available/);
+  });
+});
+
+describe('an engine with a bridge token', () => {
+  const token = 'cli-bridge-token-7';
+  let engine: Awaited<ReturnType<typeof startEngine>>;
+
+  beforeAll(async () => {
+    const tokenConfig = join(dir, 'token.yaml');
+    writeFileSync(tokenConfig, `bridge:\n  port: 0\n  auth_token: ${token}\nlog:\n  level: warn\n`);
+    // The worker gets no token from this environment: flint start hands it FLINT_TOKEN.
+    engine = await startEngine(['--config', tokenConfig, '--worker', `node ${join(root, 'examples/hello-world/worker.mjs')}`], {
+      env: { FLINT_TOKEN: '' },
+    });
+  });
+
+  afterAll(async () => {
+    engine?.child.kill('SIGTERM');
+    await exitOf(engine.child);
+  });
+
+  it('trigger and the listings send --token, else FLINT_TOKEN; flint start --worker passed the token to its worker', async () => {
+    const run = await retry(async () => {
+      const r = await flint(['trigger', '-f', 'hello::world', '-p', '{"name":"Token"}', '--url', engine.url, '--token', token]);
+      if (r.code !== 0) throw new Error(r.stderr);
+      return r;
+    });
+    expect(JSON.parse(run.stdout)).toEqual({ message: 'Hello, Token!' });
+    const fromEnv = await flint(['trigger', '-f', 'hello::world', '-p', '{"name":"Env"}', '--url', engine.url], { FLINT_TOKEN: token });
+    expect(JSON.parse(fromEnv.stdout)).toEqual({ message: 'Hello, Env!' });
+    for (const kind of ['functions', 'triggers', 'workers']) {
+      const listed = await flint([kind, '--url', engine.url, '--token', token]);
+      expect(listed.code, `${kind}: ${listed.stderr}`).toBe(0);
+    }
+    const workers = JSON.parse((await flint(['workers', '--json', '--url', engine.url], { FLINT_TOKEN: token })).stdout) as { workers: { name: string }[] };
+    expect(workers.workers.map((w) => w.name)).toEqual(['hello-world']);
+  });
+
+  it('without the token, or with a wrong one, says so as unauthorized and exits 1, never printing the token', async () => {
+    const missing = await flint(['functions', '--url', engine.url], { FLINT_TOKEN: '' });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe(
+      `unauthorized: the engine at ${engine.url} refused the connection (HTTP 401): it needs a token: pass --token or set FLINT_TOKEN\n`,
+    );
+    const wrong = await flint(['trigger', '-f', 'hello::world', '--url', `${engine.url}/?token=guess`], { FLINT_TOKEN: '' });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toBe(
+      `unauthorized: the engine at ${engine.url}/?token=*** refused the connection (HTTP 401): it refused the token: compare --token (or FLINT_TOKEN) with the engine's bridge.auth_token\n`,
+    );
+  });
+
+  it('flint functions shows who provides each function', async () => {
+    const run = await flint(['functions', '--url', engine.url, '--token', token]);
+    expect(run.stdout).toMatch(/^FUNCTION\s+PROVIDERS\s+DESCRIPTION/);
+    expect(run.stdout).toMatch(/hello::world\s+hello-world@[0-9a-f]{8}\s+Greets someone by name/);
+    const all = await flint(['functions', '--all', '--url', engine.url, '--token', token]);
+    expect(all.stdout).toMatch(/engine::functions::list\s+flint-engine\s+/);
   });
 });
 

@@ -4,6 +4,7 @@ import { loadConfig } from './config/load.js';
 import type { EngineConfig } from './config/schema.js';
 import { AdapterTable } from './core/adapter-table.js';
 import { BridgeServer } from './core/bridge/server.js';
+import { warnIfExposed } from './core/bridge/upgrade-guard.js';
 import { ChannelManager } from './core/channels.js';
 import { type EngineCore, ModuleScope } from './core/context.js';
 import { EnqueueRouter } from './core/enqueue.js';
@@ -65,6 +66,8 @@ export interface Engine {
   readonly logger: Logger;
   /** `ws://host:port` of the bridge (valid after start). */
   readonly bridgeUrl: string;
+  /** The token bridge sockets must present (`bridge.auth_token`, else `FLINT_BRIDGE_TOKEN`), if any: for the workers the engine's host starts. */
+  readonly bridgeToken: string | undefined;
   /** The modules loaded from the config, in start order. */
   readonly moduleNames: string[];
   start(): Promise<void>;
@@ -83,11 +86,14 @@ const STOP_GRACE_MS = 1000;
 export function createEngine(options: EngineOptions = {}): Engine {
   const known = [...(options.modules ?? []), ...BUILTIN_MODULES.filter((b) => !options.modules?.some((m) => m.name === b.name))];
   const adapters = new AdapterTable([...ADAPTERS, ...(options.adapters ?? [])]);
-  const config = loadConfig({ path: options.configPath, object: options.config, cwd: options.cwd, env: options.env, modules: known, adapters });
+  const env = options.env ?? process.env;
+  const config = loadConfig({ path: options.configPath, object: options.config, cwd: options.cwd, env, modules: known, adapters });
   const logger = options.logger ?? createLogger({ level: config.log.level, format: config.log.format });
 
   const events = new RegistryEvents(logger);
-  const functions = new FunctionRegistry(events, new PayloadValidation(config.validate_payloads, logger));
+  const functions = new FunctionRegistry(events, new PayloadValidation(config.validate_payloads, logger), logger.child({ component: 'functions' }));
+  // The config's token wins; without one, FLINT_BRIDGE_TOKEN (an empty value counts as unset).
+  const access = { allowedOrigins: config.bridge.allowed_origins, authToken: config.bridge.auth_token ?? (env.FLINT_BRIDGE_TOKEN || undefined) };
   const workers = new WorkerRegistry(events);
   const triggers = new TriggerRegistry(logger.child({ component: 'triggers' }), events, (t, owner, outcome) => {
     if (owner && !owner.closed) owner.send({ type: 'triggerregistrationresult', id: t.id, trigger_type: t.type, function_id: t.function_id, ...outcome });
@@ -120,6 +126,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       maxConnections: config.bridge.max_connections,
       handshakeTimeoutMs: config.bridge.handshake_timeout_ms,
       portSetting: `bridge.port${config.fromEnv['bridge.port'] ? ` (from ${config.fromEnv['bridge.port']})` : ''}`,
+      access,
     },
   );
   const core: EngineCore = {
@@ -169,12 +176,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
     get bridgeUrl() {
       return bridgeUrl;
     },
+    bridgeToken: access.authToken,
     moduleNames: loaded.map((m) => m.def.name),
     async start() {
       if (state !== 'created') throw new Error('engine already started');
       state = 'started';
       const address = await bridge.listen();
       bridgeUrl = urlOf('ws', address.host, address.port);
+      warnIfExposed(address.host, access, logger.child({ component: 'bridge' }));
       try {
         await runner.start();
       } catch (err) {

@@ -19,12 +19,17 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** Function ids starting with this prefix are internal and hidden from listings by default. */
 export const INTERNAL_PREFIX = 'engine::';
 
+/** Who serves a function: a connected worker (`worker_name` null until it announced itself) or a module. */
+export type FunctionProviderInfo = { worker_id: string; worker_name: string | null } | { module: string };
+
 export interface FunctionInfo {
   function_id: string;
   description: string | null;
   request_format: unknown;
   response_format: unknown;
   metadata: Record<string, unknown> | null;
+  /** Flint addition: every provider of the id (calls are balanced among them). */
+  providers?: FunctionProviderInfo[];
 }
 
 export interface TriggerInfo {

@@ -37,6 +37,17 @@ export const ERROR_CODES = {
   trigger_type_not_found: spec('Trigger type {trigger_type} is not provided by this worker', 'No provider of this trigger type is known.'),
   channel_not_found: http(404, 'Channel not found', 'The channel does not exist or the access key is wrong.'),
   too_many_channels: spec('Worker has {open} open channels (limit {limit})', 'The caller has too many channels open; close some first.'),
+  function_id_reserved: spec('Function id {function_id} is reserved: {owner}', 'Workers cannot register a function id the engine or a module owns.'),
+  trigger_type_reserved: spec('Trigger type {trigger_type} is reserved: {owner}', 'Workers cannot provide a trigger type the engine or a module owns.'),
+  trigger_type_taken: spec(
+    'Trigger type {trigger_type} is provided by {owner}',
+    'Another connected worker provides this trigger type; only it (or its own reconnection) can provide it.',
+  ),
+  trigger_id_taken: spec('Trigger id {trigger_id} belongs to {owner}', 'Another connected worker (or a module) owns a trigger with this id.'),
+  trigger_not_owned: spec(
+    'Trigger {trigger_id} belongs to {owner}: only the connection that registered it can remove it',
+    'An `unregistertrigger` named a trigger this connection does not own; nothing was removed.',
+  ),
   store_unavailable: spec('{reason}', 'The storage behind a module (a file folder, Redis) cannot be used right now.'),
   too_many_connections: http(
     503,
@@ -47,6 +58,16 @@ export const ERROR_CODES = {
   internal_error: http(500, 'internal error: {reason}', 'An unexpected error inside the engine.'),
   upgrade_required: http(426, 'This is the Flint worker bridge: connect with a WebSocket', 'A plain HTTP request reached the bridge (WebSocket only).'),
   not_found: http(404, 'No WebSocket endpoint at {path}', 'No WebSocket endpoint exists at this path of the bridge.'),
+  unauthorized: http(
+    401,
+    'The bridge requires a token: send Authorization: Bearer <token> or ?token=<token>',
+    'The bridge has a token (`bridge.auth_token`) and the connection did not present it.',
+  ),
+  origin_not_allowed: http(
+    403,
+    'Origin {origin} is not allowed on the bridge',
+    'A WebSocket upgrade came from a web page whose origin is not in `bridge.allowed_origins`.',
+  ),
   invalid_json: http(400, 'Request body is not valid JSON: {reason}', 'HTTP: the request body is not valid JSON.'),
   route_not_found: http(404, 'No route for {method} {path}', 'HTTP: no route matches the path.'),
   method_not_allowed: http(405, '{method} is not allowed on {path}', 'HTTP: the path has routes, but not for this method (the `Allow` header lists them).'),

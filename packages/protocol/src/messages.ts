@@ -103,7 +103,16 @@ export interface InvocationResultMessage {
 export interface WorkerRegisteredMessage {
   type: 'workerregistered';
   worker_id: string;
+  /**
+   * Flint addition: a secret for this connection. A worker that reconnects presents it in the
+   * `x-flint-reattach` header (REATTACH_HEADER): the engine then takes the new connection as this
+   * one's successor (closes this one and lets the new one take over its triggers and trigger types).
+   */
+  reattach_token?: string;
 }
+
+/** The upgrade header carrying a reconnecting worker's `reattach_token` (Flint addition). */
+export const REATTACH_HEADER = 'x-flint-reattach';
 
 export interface PingMessage {
   type: 'ping';

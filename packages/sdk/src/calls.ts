@@ -133,7 +133,7 @@ export class Calls {
   }
 
   private notConnected(functionId: string, reason: string): FlintInvocationError {
-    return new FlintInvocationError('not_connected', formatError('not_connected', { url: this.connection.url, reason }), functionId);
+    return new FlintInvocationError('not_connected', formatError('not_connected', { url: this.connection.shownUrl, reason }), functionId);
   }
 
   private queueFull(functionId: string): FlintInvocationError {

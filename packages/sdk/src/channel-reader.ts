@@ -2,9 +2,12 @@ import { Readable } from 'node:stream';
 import { type ChannelRef, channelPath } from '@flint/protocol';
 import WebSocket from 'ws';
 
-/** The bridge URL of a channel end. */
+/** The bridge URL of a channel end: the channel's path and key follow the bridge URL's path; its query (a `?token=`) is dropped. */
 export function channelUrl(base: string, ref: ChannelRef): string {
-  return base.replace(/\/+$/, '') + channelPath(ref);
+  const url = new URL(base);
+  url.search = '';
+  url.hash = '';
+  return url.toString().replace(/\/+$/, '') + channelPath(ref);
 }
 
 /** The reading end of a channel: `stream` yields bytes, `onMessage` receives text items. */

@@ -4,13 +4,17 @@ import { DEFAULT_BRIDGE_PORT } from '@flint/protocol';
 export interface ConnectionProblem {
   /**
    * `not_a_bridge`: a server answered, but over plain HTTP (e.g. the engine's HTTP port, or another
-   * program); `unreachable`: the connection itself failed (nothing listens, DNS, network).
+   * program); `unauthorized`: the bridge wants a token and got none or a wrong one (HTTP 401);
+   * `forbidden`: the bridge refused the connection's origin (HTTP 403); `unreachable`: the connection
+   * itself failed (nothing listens, DNS, network).
    */
-  kind: 'not_a_bridge' | 'unreachable';
+  kind: 'not_a_bridge' | 'unauthorized' | 'forbidden' | 'unreachable';
   /** The HTTP status the server answered with (`not_a_bridge`). */
   status?: number;
   /** The socket error code, e.g. `ECONNREFUSED` (`unreachable`). */
   errno?: string;
+  /** `unauthorized`: whether the refused upgrade carried a token (so it was the wrong one). */
+  tokenSent?: boolean;
   /** One line naming the URL, e.g. `no Flint bridge at ws://127.0.0.1:3111 (HTTP 404) — …`. */
   message: string;
   /** The cause without the URL, e.g. `connection refused`. */
@@ -19,8 +23,22 @@ export interface ConnectionProblem {
 
 const BRIDGE_HINT = `the bridge listens on ${DEFAULT_BRIDGE_PORT} by default`;
 
-/** A server answered the WebSocket upgrade with a plain HTTP response. */
-export function notABridge(url: string, status: number): ConnectionProblem {
+/** A server answered the WebSocket upgrade with a plain HTTP response; `sentToken`: the upgrade carried a token. */
+export function refused(url: string, status: number, sentToken: boolean): ConnectionProblem {
+  if (status === 401) {
+    const detail = sentToken
+      ? "HTTP 401: the engine refused the token — compare the token option (or FLINT_TOKEN) with the engine's bridge.auth_token"
+      : 'HTTP 401: the engine needs a token — pass the token option or set FLINT_TOKEN';
+    return { kind: 'unauthorized', status, tokenSent: sentToken, message: `the engine at ${url} refused the connection (${detail})`, detail };
+  }
+  if (status === 403) {
+    const detail = "HTTP 403: the connection's origin is not in the engine's bridge.allowed_origins";
+    return { kind: 'forbidden', status, message: `the engine at ${url} refused the connection (${detail})`, detail };
+  }
+  return notABridge(url, status);
+}
+
+function notABridge(url: string, status: number): ConnectionProblem {
   return {
     kind: 'not_a_bridge',
     status,
@@ -38,4 +56,9 @@ export function unreachable(url: string, err: Error & { code?: string }): Connec
 /** Problems with the same key are the same situation (logged once): kind and HTTP status or error code. */
 export function problemKey(problem: ConnectionProblem): string {
   return `${problem.kind}:${problem.status ?? problem.errno ?? problem.detail}`;
+}
+
+/** `url` as it may be shown: the value of a `token` query parameter is replaced by `***`. */
+export function shownUrl(url: string): string {
+  return url.replace(/([?&]token=)[^&#]*/gi, '$1***');
 }

@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
-import type { InvokeFunctionMessage } from '@flint/protocol';
+import { type InvokeFunctionMessage, REATTACH_HEADER } from '@flint/protocol';
 import WebSocket from 'ws';
 import { type ReconnectOptions, reconnectDelay } from './backoff.js';
-import { type ConnectionProblem, notABridge, problemKey, unreachable } from './connection-problem.js';
+import { type ConnectionProblem, problemKey, refused, shownUrl, unreachable } from './connection-problem.js';
 
 export type ConnectionState = 'connecting' | 'connected' | 'disconnected' | 'failed' | 'shutdown';
 
@@ -10,6 +10,8 @@ export interface ConnectionOptions {
   reconnect: ReconnectOptions;
   /** Extra headers on the WebSocket upgrade. */
   headers?: Record<string, string>;
+  /** The upgrade carries the bridge token (a header or the URL's `?token=`): a refusal then means a wrong token. */
+  sendsToken: boolean;
   /** Cap on frames queued while disconnected. */
   maxQueuedFrames: number;
   log: Pick<Console, 'warn' | 'error' | 'debug'>;
@@ -48,6 +50,13 @@ export class Connection {
   state: ConnectionState = 'connecting';
   /** Why the last attempt to connect failed; undefined once connected. */
   problem: ConnectionProblem | undefined;
+  /**
+   * The reattach token the engine gave the current connection (`workerregistered`): presented on the
+   * next connect, so that the engine hands this worker's triggers to the new connection at once.
+   */
+  reattachToken: string | undefined;
+  /** The URL as messages show it (a `?token=` value hidden). */
+  readonly shownUrl: string;
   private ws: WebSocket | undefined;
   /** The failure of the attempt in progress (the first one seen wins). */
   private attemptProblem: ConnectionProblem | undefined;
@@ -67,7 +76,9 @@ export class Connection {
     readonly url: string,
     private readonly options: ConnectionOptions,
     private readonly host: ConnectionHost,
-  ) {}
+  ) {
+    this.shownUrl = shownUrl(url);
+  }
 
   /** Frames waiting for the next connect. */
   get queued(): number {
@@ -82,12 +93,13 @@ export class Connection {
   connect(): void {
     this.state = 'connecting';
     this.attemptProblem = undefined;
-    const ws = new WebSocket(this.url, { headers: this.options.headers, perMessageDeflate: false });
+    const headers = this.reattachToken === undefined ? this.options.headers : { ...this.options.headers, [REATTACH_HEADER]: this.reattachToken };
+    const ws = new WebSocket(this.url, { headers, perMessageDeflate: false });
     this.ws = ws;
     // A plain HTTP answer (the engine's HTTP port, another program): not a bridge. Abort the handshake
     // (the 'error' that follows is this abort, not news).
     ws.on('unexpected-response', (_req, res) => {
-      if (this.ws === ws) this.attemptProblem ??= notABridge(this.url, res.statusCode ?? 0);
+      if (this.ws === ws) this.attemptProblem ??= refused(this.shownUrl, res.statusCode ?? 0, this.options.sendsToken);
       res.resume();
       ws.terminate();
     });
@@ -100,7 +112,7 @@ export class Connection {
     ws.on('message', (data) => this.host.message(data));
     ws.on('error', (err) => {
       if (this.ws !== ws) return;
-      if (this.state === 'connecting') this.attemptProblem ??= unreachable(this.url, err);
+      if (this.state === 'connecting') this.attemptProblem ??= unreachable(this.shownUrl, err);
       else this.options.log.debug(`[flint] connection error: ${err.message}`);
     });
     ws.once('close', () => this.onClose(ws));
@@ -190,7 +202,7 @@ export class Connection {
     const { maxRetries } = this.options.reconnect;
     if (maxRetries >= 0 && this.attempt >= maxRetries) {
       this.state = 'failed';
-      if (maxRetries > 0) this.options.log.error(`[flint] giving up on ${this.url} after ${this.attempt} reconnect attempts`);
+      if (maxRetries > 0) this.options.log.error(`[flint] giving up on ${this.shownUrl} after ${this.attempt} reconnect attempts`);
       this.host.failed();
       return;
     }

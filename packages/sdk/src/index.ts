@@ -5,6 +5,7 @@ export {
   type ErrorBody,
   FlintError,
   type FunctionInfo,
+  type FunctionProviderInfo,
   type TriggerInfo,
   type WorkerInfo,
 } from '@flint/protocol';

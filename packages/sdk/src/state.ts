@@ -39,7 +39,7 @@ export interface OnChangeOptions {
   /** Only this key of the scope. */
   key?: string;
   condition_function_id?: string;
-  /** Id of the function that receives the events (default: a generated `state::on-change::<uuid>`). */
+  /** Id of the function that receives the events (default: a generated `on-state-change::<uuid>`; `state::` ids belong to the engine). */
   function_id?: string;
 }
 
@@ -78,7 +78,7 @@ export class StateClient {
     handler: (event: StateEvent<T>) => unknown,
     options: OnChangeOptions = {},
   ): { fn: { id: string; unregister(): void }; trigger: { id: string; ready: Promise<{ parked: boolean }>; unregister(): void }; unregister(): void } {
-    const fn = this.worker.registerFunction(options.function_id ?? `state::on-change::${randomUUID()}`, handler as (input: never) => unknown, {
+    const fn = this.worker.registerFunction(options.function_id ?? `on-state-change::${randomUUID()}`, handler as (input: never) => unknown, {
       description: `Handles changes of state scope ${scope}`,
     });
     const config: Record<string, string> = { scope };

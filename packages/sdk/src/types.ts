@@ -18,6 +18,11 @@ export interface WorkerOptions {
   reconnect?: Partial<ReconnectOptions>;
   /** Extra headers on the WebSocket upgrade. */
   headers?: Record<string, string>;
+  /**
+   * The engine's bridge token (`bridge.auth_token`), sent as `Authorization: Bearer <token>`. Default:
+   * `FLINT_TOKEN`; without either, a `?token=` in the URL (e.g. in `FLINT_URL`) is used as it is.
+   */
+  token?: string;
   /** Announce the worker (`engine::workers::register`) so it shows in worker listings; default true. */
   announce?: boolean;
   /** Cap on frames queued while disconnected. */

@@ -5,6 +5,7 @@ import {
   type ChannelRef,
   DEFAULT_BRIDGE_URL,
   EngineFunctions,
+  FlintError,
   type RegisterFunctionMessage,
   type RegisterTriggerMessage,
   type RegisterTriggerTypeMessage,
@@ -51,6 +52,11 @@ export class Worker extends EventEmitter<{
   failed: [];
   workerRegistered: [workerId: string];
   triggerError: [TriggerRegistrationError];
+  /**
+   * The engine refused a frame that has no answer of its own, e.g. a `registerFunction` of an id the
+   * engine reserves (`function_id_reserved`) or a trigger type another worker provides (`trigger_type_taken`).
+   */
+  engineError: [FlintError];
 }> {
   readonly url: string;
   workerId: string | undefined;
@@ -68,9 +74,12 @@ export class Worker extends EventEmitter<{
     this.url = url ?? process.env.FLINT_URL ?? DEFAULT_BRIDGE_URL;
     this.log = options.log ?? console;
     this.options = { workerName: options.workerName ?? `${hostname()}:${process.pid}`, announce: options.announce ?? true };
+    // The token: the option, else FLINT_TOKEN, else a `?token=` already in the URL (sent as it is).
+    const token = options.token ?? (process.env.FLINT_TOKEN || undefined);
     const connectionOptions = {
       reconnect: { ...DEFAULT_RECONNECT, ...options.reconnect },
-      headers: options.headers,
+      headers: token === undefined ? options.headers : { ...options.headers, authorization: `Bearer ${token}` },
+      sendsToken: token !== undefined || /[?&]token=/.test(this.url),
       maxQueuedFrames: options.maxQueuedFrames ?? 10_000,
       log: this.log,
     };
@@ -98,6 +107,11 @@ export class Worker extends EventEmitter<{
   get state(): StateClient {
     this.stateClient ??= new StateClient(this);
     return this.stateClient;
+  }
+
+  /** `url` as messages show it: the value of a `?token=` is hidden. */
+  get shownUrl(): string {
+    return this.connection.shownUrl;
   }
 
   get connected(): boolean {
@@ -241,6 +255,7 @@ export class Worker extends EventEmitter<{
         return this.invocations.onInvoke(msg);
       case 'workerregistered':
         this.workerId = msg.worker_id;
+        if (typeof msg.reattach_token === 'string') this.connection.reattachToken = msg.reattach_token;
         this.emit('workerRegistered', this.workerId);
         return;
       case 'triggerregistrationresult':
@@ -250,6 +265,7 @@ export class Worker extends EventEmitter<{
         return this.triggers.onForwarded(msg);
       case 'error':
         this.log.warn(`[flint] engine reported ${msg.error.code}: ${msg.error.message}`);
+        this.emit('engineError', new FlintError(msg.error.code, msg.error.message));
         return;
       case 'pong':
         return;

@@ -1,4 +1,4 @@
-import { EngineFunctions, type FunctionInfo, type TriggerInfo, type WorkerInfo } from '@flint/sdk';
+import { EngineFunctions, type FunctionInfo, type FunctionProviderInfo, type TriggerInfo, type WorkerInfo } from '@flint/sdk';
 import { connect, resolveUrl } from '../client.js';
 import { table, truncate } from '../table.js';
 
@@ -6,6 +6,7 @@ export interface ListOptions {
   json?: boolean;
   all?: boolean;
   url?: string;
+  token?: string;
 }
 
 type Kind = 'functions' | 'triggers' | 'workers';
@@ -18,7 +19,7 @@ const FUNCTION_IDS: Record<Kind, string> = {
 
 /** Fetches a listing from the engine and renders it as a table (or JSON). */
 export async function list(kind: Kind, options: ListOptions): Promise<string> {
-  const worker = await connect(resolveUrl(options.url));
+  const worker = await connect(resolveUrl(options.url), options.token);
   let result: Record<string, unknown>;
   try {
     const payload = kind === 'workers' ? {} : { include_internal: options.all === true };
@@ -30,8 +31,13 @@ export async function list(kind: Kind, options: ListOptions): Promise<string> {
   if (kind === 'functions') {
     const rows = (result.functions as FunctionInfo[]).sort((a, b) => a.function_id.localeCompare(b.function_id));
     return table(
-      ['FUNCTION', 'DESCRIPTION', 'REQUEST FORMAT'],
-      rows.map((f) => [f.function_id, truncate(f.description ?? ''), f.request_format ? truncate(JSON.stringify(f.request_format), 40) : '-']),
+      ['FUNCTION', 'PROVIDERS', 'DESCRIPTION', 'REQUEST FORMAT'],
+      rows.map((f) => [
+        f.function_id,
+        providers(f.providers),
+        truncate(f.description ?? ''),
+        f.request_format ? truncate(JSON.stringify(f.request_format), 40) : '-',
+      ]),
     );
   }
   if (kind === 'triggers') {
@@ -54,4 +60,13 @@ export async function list(kind: Kind, options: ListOptions): Promise<string> {
       new Date(w.connected_at_ms).toISOString(),
     ]),
   );
+}
+
+/**
+ * Who serves a function, so that an unexpected provider stands out: workers by name and the start of
+ * their id (`billing@1a2b3c4d`; a client that never announced itself shows only the id), modules by name.
+ */
+function providers(list: FunctionProviderInfo[] | undefined): string {
+  if (!list || list.length === 0) return '-';
+  return list.map((p) => ('module' in p ? p.module : `${p.worker_name ?? ''}@${p.worker_id.slice(0, 8)}`)).join(', ');
 }

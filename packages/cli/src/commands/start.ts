@@ -72,10 +72,12 @@ function printBanner(engine: Engine): void {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-/** Runs a worker command with FLINT_URL pointing at this engine and prefixes its output. */
+/** Runs a worker command with FLINT_URL (and FLINT_TOKEN when the bridge has a token) pointing at this engine and prefixes its output. */
 function runWorker(command: string, engine: Engine): ChildProcess {
+  const env: NodeJS.ProcessEnv = { ...process.env, FLINT_URL: engine.bridgeUrl };
+  if (engine.bridgeToken !== undefined) env.FLINT_TOKEN = engine.bridgeToken;
   // Own process group, so that stopping reaches the worker and not only the shell running it.
-  const child = spawn(command, { shell: true, detached: true, env: { ...process.env, FLINT_URL: engine.bridgeUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, { shell: true, detached: true, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const label = `[worker ${child.pid}]`;
   for (const stream of [child.stdout, child.stderr]) {
     if (stream) createInterface({ input: stream }).on('line', (line) => process.stdout.write(`${label} ${line}\n`));

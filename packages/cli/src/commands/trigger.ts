@@ -8,6 +8,7 @@ export interface TriggerOptions {
   void?: boolean;
   timeoutMs?: number;
   url?: string;
+  token?: string;
 }
 
 /** Calls one function and prints its result as JSON on stdout. */
@@ -23,7 +24,7 @@ export async function trigger(options: TriggerOptions): Promise<unknown> {
       throw new CliError('invalid_payload', `--payload is not valid JSON (${(err as Error).message})`);
     }
   }
-  const worker = await connect(resolveUrl(options.url));
+  const worker = await connect(resolveUrl(options.url), options.token);
   try {
     if (options.void) {
       await worker.trigger({ function_id: options.functionId, payload, action: TriggerAction.Void() });

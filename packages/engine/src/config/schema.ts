@@ -14,6 +14,10 @@ export const bridgeSchema = z.strictObject({
   max_connections: positiveInt(8192),
   /** Time a new connection has to send its WebSocket upgrade request before it is closed. */
   handshake_timeout_ms: positiveInt(10_000),
+  /** Web origins allowed to open bridge sockets (exact `Origin` values, or `"*"`); upgrades without `Origin` are not affected. */
+  allowed_origins: z.array(z.string().min(1)).default([]),
+  /** When set, every worker and telemetry socket must present it (`Authorization: Bearer` or `?token=`); else `FLINT_BRIDGE_TOKEN`. */
+  auth_token: z.string().min(1).optional(),
 });
 
 export const moduleEntrySchema = z

@@ -122,6 +122,9 @@ export class ConnectionCap {
   }
 
   private answerUpgrade(socket: Duplex): boolean {
+    // The socket of an upgrade has no error listener of node:http's any more: a client resetting the
+    // connection would otherwise be an uncaught exception that stops the engine.
+    socket.on('error', () => {});
     socket.end(
       `HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(this.body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n${this.body}`,
     );

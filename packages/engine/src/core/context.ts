@@ -85,7 +85,7 @@ export class ModuleScope {
       logger,
       configDir: core.configDir,
       registerFunction: (def, handler, options) => own(functions.registerInternalFunction(name, def, handler, options?.replaceable)),
-      registerTriggerType: (def, provider) => own(triggers.registerType(def, provider as TriggerTypeProvider)),
+      registerTriggerType: (def, provider) => own(triggers.registerType(def, provider as TriggerTypeProvider, name)),
       registerTrigger: (input) => this.registerTrigger(input),
       invoke: (functionId, data, opts) => invoker.call(functionId, data, opts, name),
       invokeWith: (functionId, data, opts, done) => invoker.callWith(functionId, data, opts, done, name),

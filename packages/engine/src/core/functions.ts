@@ -1,7 +1,8 @@
-import { FlintError, type FunctionInfo, INTERNAL_PREFIX } from '@flint/protocol';
+import { FlintError, type FunctionInfo, type FunctionProviderInfo, INTERNAL_PREFIX, formatError } from '@flint/protocol';
 import type { FunctionDefinition, InternalHandler } from './api/functions.js';
 import type { WorkerConnection } from './bridge/connection.js';
 import type { RegistryEvents } from './events.js';
+import type { Logger } from './logger.js';
 import type { PayloadCheck, PayloadValidation } from './payload-validation.js';
 
 export type FunctionProvider =
@@ -27,6 +28,7 @@ export class FunctionRegistry {
   constructor(
     private readonly events: RegistryEvents,
     private readonly validation?: PayloadValidation,
+    private readonly logger?: Logger,
   ) {}
 
   get size(): number {
@@ -51,10 +53,17 @@ export class FunctionRegistry {
     this.removeProvider(id, (p) => p.kind === 'worker' && p.conn === conn);
   }
 
+  /** The module providing function `id`, if a module does. */
+  moduleOf(id: string): string | undefined {
+    const internal = this.functions.get(id)?.providers.find((p) => p.kind === 'internal');
+    return internal?.kind === 'internal' ? internal.owner : undefined;
+  }
+
   /**
    * Registers a module's (or the engine's) handler. A function is provided by one module: a second
    * module registering the same id fails, unless the first registration was `replaceable`, in which
-   * case it is withdrawn.
+   * case it is withdrawn. Workers that registered the id first (while the module was starting) stop
+   * providing it and are told why.
    */
   registerInternalFunction(owner: string, def: FunctionDefinition, handler: InternalHandler, replaceable = false): () => void {
     const taken = this.functions.get(def.id)?.providers.find((p) => p.kind === 'internal' && p.owner !== owner);
@@ -66,6 +75,7 @@ export class FunctionRegistry {
     const entry = this.upsert(def);
     const provider: FunctionProvider = { kind: 'internal', owner, handler, inFlight: 0, replaceable };
     entry.providers.push(provider);
+    this.displaceWorkers(def.id, owner);
     return () => this.removeProvider(def.id, (p) => p === provider);
   }
 
@@ -94,9 +104,20 @@ export class FunctionRegistry {
         request_format: entry.request_format ?? null,
         response_format: entry.response_format ?? null,
         metadata: entry.metadata ?? null,
+        providers: entry.providers.map(providerInfo),
       });
     }
     return out;
+  }
+
+  private displaceWorkers(id: string, module: string): void {
+    for (const p of [...(this.functions.get(id)?.providers ?? [])]) {
+      if (p.kind !== 'worker') continue;
+      this.unregisterWorkerFunction(p.conn, id);
+      this.logger?.warn({ worker_id: p.conn.id, function_id: id, module }, `module ${module} took function ${id} over from worker ${p.conn.id}`);
+      const message = formatError('function_id_reserved', { function_id: id, owner: `provided by module ${module}` });
+      p.conn.send({ type: 'error', error: { code: 'function_id_reserved', message } });
+    }
   }
 
   private upsert(def: FunctionDefinition): FunctionEntry {
@@ -135,4 +156,8 @@ export class FunctionRegistry {
       this.events.emit(() => ({ type: 'function_removed', function_id: id }));
     }
   }
+}
+
+function providerInfo(p: FunctionProvider): FunctionProviderInfo {
+  return p.kind === 'worker' ? { worker_id: p.conn.id, worker_name: p.conn.metadata?.name ?? null } : { module: p.owner };
 }

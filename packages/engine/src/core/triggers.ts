@@ -1,4 +1,4 @@
-import { type ErrorBody, type TriggerInfo, type TriggerTypeInfo, toErrorBody } from '@flint/protocol';
+import { type ErrorBody, type TriggerInfo, type TriggerTypeInfo, formatError, toErrorBody } from '@flint/protocol';
 import type { ZodType } from 'zod';
 import type { TriggerRecord, TriggerTypeDescription, TriggerTypeProvider } from './api/triggers.js';
 import type { WorkerConnection } from './bridge/connection.js';
@@ -15,7 +15,12 @@ interface TypeEntry {
   def: TypeDefinition;
   provider: TriggerTypeProvider;
   ownerConn: WorkerConnection | undefined;
+  /** The module providing the type (undefined for a worker's). */
+  module: string | undefined;
 }
+
+/** Who holds a trigger or a trigger type: a worker connection or a module. */
+export type Holder = { conn: WorkerConnection; module?: undefined } | { conn?: undefined; module: string };
 
 interface TriggerState {
   record: TriggerRecord;
@@ -62,10 +67,16 @@ export class TriggerRegistry {
     return this.triggers.size;
   }
 
-  registerType(def: TypeDefinition, provider: TriggerTypeProvider, ownerConn?: WorkerConnection): () => void {
+  /**
+   * Provides a trigger type: `owner` is the worker connection or the module name. A type already
+   * provided is taken over; its previous provider is told to drop the triggers it had applied
+   * (unless it is a connection on its way out), and a worker displaced by a module is told why.
+   */
+  registerType(def: TypeDefinition, provider: TriggerTypeProvider, owner: WorkerConnection | string): () => void {
+    const ownerConn = typeof owner === 'string' ? undefined : owner;
     const previous = this.types.get(def.id);
-    if (previous) this.detachType(previous);
-    const entry: TypeEntry = { def, provider, ownerConn };
+    if (previous) this.displace(previous, typeof owner === 'string' ? owner : undefined);
+    const entry: TypeEntry = { def, provider, ownerConn, module: typeof owner === 'string' ? owner : undefined };
     this.types.set(def.id, entry);
     ownerConn?.triggerTypes.add(def.id);
     this.events.emit(() => ({ type: 'trigger_type_added', trigger_type: def.id }));
@@ -74,7 +85,9 @@ export class TriggerRegistry {
         void this.apply(state).then((outcome) => this.onLateOutcome(state.record, state.ownerConn, outcome));
       }
     }
-    return () => this.unregisterType(def.id, ownerConn);
+    return () => {
+      if (this.types.get(def.id) === entry) this.unregisterType(def.id, ownerConn);
+    };
   }
 
   unregisterType(id: string, ownerConn?: WorkerConnection): void {
@@ -147,6 +160,20 @@ export class TriggerRegistry {
     return this.types.has(id);
   }
 
+  /** Who registered trigger `id`, if it exists. */
+  holder(id: string): Holder | undefined {
+    const state = this.triggers.get(id);
+    if (!state) return undefined;
+    return state.ownerConn ? { conn: state.ownerConn } : { module: state.record.owner };
+  }
+
+  /** Who provides trigger type `id`, if anyone does. */
+  typeHolder(id: string): Holder | undefined {
+    const entry = this.types.get(id);
+    if (!entry) return undefined;
+    return entry.ownerConn ? { conn: entry.ownerConn } : { module: entry.module ?? 'the engine' };
+  }
+
   /**
    * From now on, a trigger parked because nobody provides its type is warned about (once per
    * trigger id); the triggers parked that way so far are warned about now. Called once the modules
@@ -187,6 +214,7 @@ export class TriggerRegistry {
     state.status = 'pending';
     state.appliedTo = type;
     state.applied = applied;
+    state.released = false;
     try {
       await type.provider.registerTrigger(applied);
     } catch (err) {
@@ -251,6 +279,34 @@ export class TriggerRegistry {
   private ownsAnother(state: TriggerState): boolean {
     const current = this.triggers.get(state.record.id);
     return current !== undefined && current.ownerConn === state.ownerConn;
+  }
+
+  /**
+   * A type's provider is replaced: the triggers it had applied are taken back from it (no ghost routes
+   * or subscriptions left behind there) and wait for the new provider.
+   */
+  private displace(previous: TypeEntry, byModule: string | undefined): void {
+    const conn = previous.ownerConn;
+    const reachable = conn === undefined || conn.live;
+    const applied: TriggerRecord[] = [];
+    for (const state of this.triggers.values()) {
+      if (state.appliedTo === previous && (state.status === 'active' || state.status === 'pending')) applied.push(state.applied ?? state.record);
+    }
+    this.detachType(previous);
+    if (conn) conn.triggerTypes.delete(previous.def.id);
+    if (!reachable) return;
+    for (const record of applied) void this.callUnregister(previous, record);
+    if (conn && byModule !== undefined) {
+      const owner = `provided by module ${byModule}`;
+      this.logger.warn(
+        { worker_id: conn.id, trigger_type: previous.def.id, module: byModule },
+        `module ${byModule} took trigger type ${previous.def.id} over from worker ${conn.id}`,
+      );
+      conn.send({
+        type: 'error',
+        error: { code: 'trigger_type_reserved', message: formatError('trigger_type_reserved', { trigger_type: previous.def.id, owner }) },
+      });
+    }
   }
 
   private detachType(entry: TypeEntry): void {

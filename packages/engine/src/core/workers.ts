@@ -6,6 +6,7 @@ import type { RegistryEvents } from './events.js';
 /** The connected workers, by worker id. */
 export class WorkerRegistry {
   private readonly connections = new Map<string, WorkerConnection>();
+  private readonly byReattachToken = new Map<string, WorkerConnection>();
 
   constructor(private readonly events: RegistryEvents) {}
 
@@ -21,12 +22,25 @@ export class WorkerRegistry {
     return this.connections.get(id);
   }
 
+  /** The live connection whose reattach token this is, if any. */
+  byToken(token: string): WorkerConnection | undefined {
+    const conn = this.byReattachToken.get(token);
+    return conn?.live ? conn : undefined;
+  }
+
   add(conn: WorkerConnection): void {
     this.connections.set(conn.id, conn);
+    this.byReattachToken.set(conn.reattachToken, conn);
     this.events.emit(() => ({ type: 'worker_connected', worker_id: conn.id }));
   }
 
+  /** Forgets a connection's reattach token (it closed, or a successor used it). */
+  retireToken(conn: WorkerConnection): void {
+    if (this.byReattachToken.get(conn.reattachToken) === conn) this.byReattachToken.delete(conn.reattachToken);
+  }
+
   remove(conn: WorkerConnection): void {
+    this.retireToken(conn);
     if (this.connections.get(conn.id) === conn) this.connections.delete(conn.id);
     this.events.emit(() => ({ type: 'worker_disconnected', worker_id: conn.id }));
   }

@@ -61,7 +61,14 @@ describe('bridge: raw protocol frames', () => {
     c.send({ type: 'registerfunction', id: 'raw::fn', description: 'a raw fn', request_format: format, metadata: { owner: 'me' }, message_type: 'x' });
     await c.roundTrip();
     const listed = (await listFunctions(engine)).find((f) => f.function_id === 'raw::fn');
-    expect(listed).toEqual({ function_id: 'raw::fn', description: 'a raw fn', request_format: format, response_format: null, metadata: { owner: 'me' } });
+    expect(listed).toEqual({
+      function_id: 'raw::fn',
+      description: 'a raw fn',
+      request_format: format,
+      response_format: null,
+      metadata: { owner: 'me' },
+      providers: [{ worker_id: c.workerId, worker_name: null }],
+    });
     c.send({ type: 'unregisterfunction', id: 'raw::fn' });
     await c.roundTrip();
     expect((await listFunctions(engine)).map((f) => f.function_id)).not.toContain('raw::fn');

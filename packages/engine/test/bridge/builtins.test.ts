@@ -37,6 +37,7 @@ describe('built-in listings', () => {
       request_format: null,
       response_format: null,
       metadata: null,
+      providers: [{ worker_id: raw.workerId, worker_name: null }],
     });
 
     const all = await raw.invoke(EngineFunctions.LIST_FUNCTIONS, { include_internal: true });
@@ -268,11 +269,19 @@ describe.each(SDK_KINDS)('built-ins with a %s worker', (kind: SdkKind) => {
     engine = await startTestEngine();
     const request_format = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
     const response_format = { type: 'string' };
-    await startWorker(kind, engine, (x) =>
+    const worker = await startWorker(kind, engine, (x) =>
       x.registerFunction('meta::greet', () => 'hi', { description: 'greets', request_format, response_format, metadata: { team: 'a' } }),
     );
     await waitForFunction(engine, 'meta::greet');
     const info = (await listFunctions(engine)).find((f) => f.function_id === 'meta::greet');
-    expect(info).toEqual({ function_id: 'meta::greet', description: 'greets', request_format, response_format, metadata: { team: 'a' } });
+    const row = (await listWorkers(engine)).find((w) => w.name === worker.name);
+    expect(info).toEqual({
+      function_id: 'meta::greet',
+      description: 'greets',
+      request_format,
+      response_format,
+      metadata: { team: 'a' },
+      providers: [{ worker_id: row?.id, worker_name: worker.name }],
+    });
   });
 });

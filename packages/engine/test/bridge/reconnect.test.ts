@@ -8,7 +8,7 @@
  * `FLINT_RECONNECT_SEED=<seed> npx vitest run packages/engine/test/bridge/reconnect.test.ts`.
  */
 import { type Engine, startEngine } from '@flint/engine';
-import { EngineFunctions, type FunctionInfo, type TriggerInfo, type WorkerInfo } from '@flint/protocol';
+import { EngineFunctions, type FunctionInfo, REATTACH_HEADER, type TriggerInfo, type WorkerInfo } from '@flint/protocol';
 import { FlintInvocationError, type Worker, registerWorker } from '@flint/sdk';
 import { type ISdk, registerWorker as registerIiiWorker } from 'iii-sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -392,8 +392,8 @@ describe('reconnect-proof registration through a socket-cutting proxy', () => {
 describe('fast reconnect: ownership per connection (raw WebSocket clients)', () => {
   let engine: Engine;
   const clients: RawClient[] = [];
-  const connect = async () => {
-    const c = await RawClient.connect(engine.bridgeUrl);
+  const connect = async (options: Parameters<typeof RawClient.connect>[2] = {}) => {
+    const c = await RawClient.connect(engine.bridgeUrl, '/', options);
     clients.push(c);
     await c.registered();
     return c;
@@ -415,7 +415,8 @@ describe('fast reconnect: ownership per connection (raw WebSocket clients)', () 
   for (const how of ['close', 'terminate'] as const) {
     it(`old connection registers f, new connection registers f, old ${how}s after: f survives`, async () => {
       engine = await startEngine({ config: { bridge: { port: 0 }, log: { level: 'silent' } } });
-      const old = await connect();
+      // The old connection's peer is gone (it answers no ping), but the engine has not noticed yet.
+      const old = await connect({ autoPong: false });
       old.registerFunction('own::f', () => 'old');
       old.send({ type: 'registertrigger', id: 'own-trigger', trigger_type: PARKED_TYPE, function_id: 'own::f', config: { from: 'old' } });
       await barrier(old);
@@ -423,10 +424,13 @@ describe('fast reconnect: ownership per connection (raw WebSocket clients)', () 
       fresh.registerFunction('own::f', () => 'new');
       fresh.send({ type: 'registertrigger', id: 'own-trigger', trigger_type: PARKED_TYPE, function_id: 'own::f', config: { from: 'new' } });
       await barrier(fresh);
+      // The trigger id is the old connection's until it turns out dead: the claim waits for that.
+      expect(fresh.ofType('triggerregistrationresult')).toEqual([]);
 
       if (how === 'close') await old.close();
       else old.terminate();
       await waitFor(() => engine.stats().workers === 1, 5000, 'the old connection to be cleaned up');
+      expect((await fresh.next((f) => f.type === 'triggerregistrationresult' && f.id === 'own-trigger')).error).toBeUndefined();
 
       const functions = ((await barrier(fresh)).result as { functions: FunctionInfo[] }).functions;
       expect(functions.filter((f) => f.function_id === 'own::f')).toHaveLength(1);
@@ -440,6 +444,28 @@ describe('fast reconnect: ownership per connection (raw WebSocket clients)', () 
       }
     });
   }
+
+  it("a new connection presenting the old one's reattach token succeeds it at once: the old one is closed, the new one keeps f and the trigger", async () => {
+    engine = await startEngine({ config: { bridge: { port: 0 }, log: { level: 'silent' } } });
+    const old = await connect({ autoPong: false });
+    old.registerFunction('own::f', () => 'old');
+    old.send({ type: 'registertrigger', id: 'own-trigger', trigger_type: PARKED_TYPE, function_id: 'own::f', config: { from: 'old' } });
+    await barrier(old);
+    const token = old.frames.find((f) => f.type === 'workerregistered')?.reattach_token as string;
+    expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    const fresh = await connect({ headers: { [REATTACH_HEADER]: token } });
+    await old.whenClosed();
+    fresh.registerFunction('own::f', () => 'new');
+    fresh.send({ type: 'registertrigger', id: 'own-trigger', trigger_type: PARKED_TYPE, function_id: 'own::f', config: { from: 'new' } });
+    expect((await fresh.next((f) => f.type === 'triggerregistrationresult' && f.id === 'own-trigger')).error).toBeUndefined();
+    await waitFor(() => engine.stats().workers === 1, 5000, 'the old connection to be cleaned up');
+    const triggers = ((await fresh.invoke(EngineFunctions.LIST_TRIGGERS, {})).result as { triggers: TriggerInfo[] }).triggers;
+    expect(triggers.filter((t) => t.id === 'own-trigger')).toEqual([expect.objectContaining({ config: { from: 'new' } })]);
+    // The token was for one succession: presenting it again closes nobody.
+    const third = await connect({ headers: { [REATTACH_HEADER]: token } });
+    await barrier(third);
+    expect(fresh.open).toBe(true);
+  });
 
   it('a trigger re-registered while the provider has not answered an earlier forward stays applied at the provider', async () => {
     // A worker provides a trigger type and answers forwarded registrations slowly (e.g. it sets up a

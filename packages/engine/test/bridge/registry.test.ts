@@ -3,6 +3,7 @@
  * balancing, ownership per connection, parked triggers and clean-up on disconnect.
  */
 import type { Engine } from '@flint/engine';
+import { REATTACH_HEADER } from '@flint/protocol';
 import type { Worker as FlintWorker } from '@flint/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup } from '../support/cleanup.js';
@@ -138,15 +139,17 @@ describe('registry: ownership and parking details', () => {
     for (let i = 0; i < 3; i++) expect((await caller.invoke('own::f', {})).result).toBe('from B');
   });
 
-  it('ownership is per connection for triggers too: the old connection closing keeps the re-registered trigger', async () => {
+  it('ownership is per connection for triggers too: the reconnected worker keeps the re-registered trigger after the old connection goes', async () => {
     engine = await startTestEngine();
     const a = await RawClient.connect(engine.bridgeUrl);
     a.send({ type: 'registertrigger', id: 'trg-own', trigger_type: 'engine::workers-available', function_id: 'own::on', config: {} });
     await a.waitFrame((f) => f.type === 'triggerregistrationresult' && f.id === 'trg-own');
-    const b = await RawClient.connect(engine.bridgeUrl);
+    // The same worker, reconnected: it presents the reattach token of its previous connection.
+    const token = (await a.waitFrame((f) => f.type === 'workerregistered')).reattach_token as string;
+    const b = await RawClient.connect(engine.bridgeUrl, '/', { headers: { [REATTACH_HEADER]: token } });
     b.send({ type: 'registertrigger', id: 'trg-own', trigger_type: 'engine::workers-available', function_id: 'own::on', config: {} });
-    await b.waitFrame((f) => f.type === 'triggerregistrationresult' && f.id === 'trg-own');
-    await a.close();
+    expect((await b.waitFrame((f) => f.type === 'triggerregistrationresult' && f.id === 'trg-own')).error).toBeUndefined();
+    await a.whenClosed();
     await waitFor(() => engine.stats().workers === 1, 2000, 'A cleaned up');
     expect(await findTrigger(engine, (t) => t.id === 'trg-own')).toMatchObject({ status: 'active', function_id: 'own::on' });
     await b.close();

@@ -339,7 +339,7 @@ describe.each(SDK_KINDS)('streamed responses with %s http()', (kind: SdkKind) =>
     await startWorker(kind, engine, (w) => {
       serveRoute(
         w,
-        'stream::throws',
+        'streaming::throws',
         { method: 'GET', path: '/stream/throws' },
         wrap(w, async (_req, res) => {
           res.stream.on('error', () => {});

@@ -170,6 +170,21 @@ describe('bridge: max_connections', () => {
     );
   });
 
+  it('a client resetting the connection after its 503 does not take the engine down', async () => {
+    const engine = await startTestEngine({ bridge: { max_connections: 1 } });
+    await connect(engine.bridgeUrl); // fills the cap
+    const socket = await connect(engine.bridgeUrl);
+    socket.write(
+      'GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+    );
+    const [first] = (await once(socket, 'data')) as [Buffer];
+    expect(first.toString('latin1')).toMatch(/^HTTP\/1\.1 503 /);
+    socket.on('error', () => {});
+    socket.resetAndDestroy();
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the reset reaches the engine
+    expect(engine.stats().workers).toBe(0);
+  });
+
   it('closes a connection that never finishes its upgrade request after bridge.handshake_timeout_ms', async () => {
     const engine = await startTestEngine({ bridge: { handshake_timeout_ms: 300 } });
     const socket = await connect(engine.bridgeUrl);

@@ -287,7 +287,7 @@ describe('@flint/sdk specifics', () => {
       ev('state:updated', scope, 'ada', { n: 1 }, { n: 2 }),
       ev('state:deleted', scope, 'ada', { n: 2 }, null),
     ]);
-    expect(sub.fn.id).toMatch(/^state::on-change::/);
+    expect(sub.fn.id).toMatch(/^on-state-change::/);
 
     sub.unregister();
     await waitFor(

@@ -105,6 +105,8 @@ export interface TestWorkerOptions {
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number; maxRetries?: number };
   /** iii-sdk only: turn OpenTelemetry (and its /otel socket) on. */
   otel?: boolean;
+  /** @flint/sdk only: the bridge token (`token` option). iii-sdk takes it in the URL (`?token=`). */
+  token?: string;
 }
 
 const quiet = { warn: () => {}, error: () => {}, debug: () => {} };
@@ -116,6 +118,7 @@ function connectFlint(url: string, options: TestWorkerOptions): TestWorker {
     invocationTimeoutMs: options.invocationTimeoutMs,
     reconnect: { initialDelayMs: 50, maxDelayMs: 200, ...options.reconnect },
     log: quiet,
+    token: options.token,
   });
   return {
     kind: 'flint',

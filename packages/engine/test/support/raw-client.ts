@@ -57,9 +57,18 @@ export class RawClient {
     ws.on('error', () => {});
   }
 
-  /** Opens a connection to `baseUrl` + `path` and waits until it is open (not for `workerregistered`: see `registered`). */
-  static async connect(baseUrl: string, path = '/'): Promise<RawClient> {
-    const ws = new WebSocket(baseUrl.replace(/\/+$/, '') + path, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
+  /**
+   * Opens a connection to `baseUrl` + `path` and waits until it is open (not for `workerregistered`: see
+   * `registered`). `options.headers` go on the upgrade; `autoPong: false` makes a peer that never answers
+   * the engine's pings (like one whose network path is gone).
+   */
+  static async connect(baseUrl: string, path = '/', options: { headers?: Record<string, string>; autoPong?: boolean } = {}): Promise<RawClient> {
+    const ws = new WebSocket(baseUrl.replace(/\/+$/, '') + path, {
+      perMessageDeflate: false,
+      maxPayload: 256 * 1024 * 1024,
+      headers: options.headers,
+      autoPong: options.autoPong ?? true,
+    });
     const client = new RawClient(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
@@ -239,12 +248,24 @@ export class RawClient {
 }
 
 /** Opens a WebSocket that the server is expected to refuse; resolves with the HTTP status of the refusal. */
-export function upgradeStatus(url: string): Promise<number> {
+export async function upgradeStatus(url: string, headers?: Record<string, string>): Promise<number> {
+  return (await upgradeRefusal(url, headers)).status;
+}
+
+/** Opens a WebSocket that the server is expected to refuse; resolves with the refusal's status, headers and body. */
+export function upgradeRefusal(url: string, headers?: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
+    const ws = new WebSocket(url, { perMessageDeflate: false, headers });
     ws.once('unexpected-response', (_req, res) => {
-      resolve(res.statusCode ?? 0);
-      ws.terminate();
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.once('end', () => {
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+        ws.terminate();
+      });
     });
     ws.once('open', () => {
       ws.terminate();

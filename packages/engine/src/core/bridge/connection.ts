@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { EngineToWorker } from '@flint/protocol';
 import type { WebSocket } from 'ws';
@@ -34,6 +35,13 @@ export class WorkerConnection {
   /** Set by the bridge's keep-alive; any frame from the worker also counts as a sign of life. */
   heartbeat: Heartbeat = { alive: true };
   closed = false;
+  /** A secret for this connection (sent in `workerregistered`): the worker's next connection presents it to succeed this one. */
+  readonly reattachToken = randomBytes(24).toString('base64url');
+  /** The connection that presented this one's reattach token; this one is on its way out. */
+  successor: WorkerConnection | undefined;
+  /** This connection's registrations waiting for their current holder to prove it is alive, by key (worker-registrations.ts). */
+  readonly claims = new Map<string, object>();
+  private probing: Promise<boolean> | undefined;
   private paused = false;
   private corked = false;
   private batched = 0;
@@ -97,6 +105,46 @@ export class WorkerConnection {
       this.paused = false;
       this.ws.resume();
     }
+  }
+
+  /** Open and not succeeded by a newer connection of the same worker: what it registered is its own. */
+  get live(): boolean {
+    return !this.closed && this.successor === undefined;
+  }
+
+  /** Whether `other` took over from this connection (directly or through a chain of reconnections). */
+  succeededBy(other: WorkerConnection): boolean {
+    for (let next = this.successor; next; next = next.successor) if (next === other) return true;
+    return false;
+  }
+
+  /**
+   * Asks the peer to prove it is alive: resolves true when it answers a ping within `timeoutMs`, false
+   * when the connection closes first; a peer that stays silent is dropped (`onSilent` is told first).
+   * A connection the engine has stopped reading from (back-pressure) cannot answer and counts as alive.
+   */
+  probe(timeoutMs: number, onSilent: () => void): Promise<boolean> {
+    if (this.closed || this.ws.readyState !== this.ws.OPEN) return Promise.resolve(false);
+    if (this.paused) return Promise.resolve(true);
+    this.probing ??= new Promise<boolean>((resolve) => {
+      const settle = (alive: boolean) => {
+        clearTimeout(timer);
+        this.ws.off('pong', onPong);
+        this.ws.off('close', onClose);
+        this.probing = undefined;
+        resolve(alive);
+      };
+      const onPong = () => settle(true);
+      const onClose = () => settle(false);
+      const timer = setTimeout(() => {
+        onSilent();
+        this.terminate();
+      }, timeoutMs);
+      this.ws.on('pong', onPong);
+      this.ws.on('close', onClose);
+      this.ws.ping();
+    });
+    return this.probing;
   }
 
   close(code: number, reason: string): void {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { type ErrorCode, closeReason, errorStatus, formatError } from '@flint/protocol';
+import { type ErrorCode, REATTACH_HEADER, closeReason, errorStatus, formatError } from '@flint/protocol';
 import type { WebSocket } from 'ws';
 import { toBuffer } from '../../lib/buffers.js';
 import { limitConnections } from '../connection-cap.js';
@@ -10,6 +10,7 @@ import { listen } from '../listen.js';
 import type { Logger } from '../logger.js';
 import { WebSocketServerWithKeepAlive } from '../ws-server.js';
 import { WorkerConnection } from './connection.js';
+import { type BridgeAccess, UpgradeGuard, refuseUpgrade, upgradeUrl } from './upgrade-guard.js';
 import { type BridgeDeps, WorkerSession } from './worker-session.js';
 
 export type { BridgeDeps };
@@ -28,6 +29,8 @@ export interface BridgeOptions {
   maxConnections: number;
   /** Time a connection has to send its upgrade request (`bridge.handshake_timeout_ms`). */
   handshakeTimeoutMs: number;
+  /** Allowed web origins and the bridge token (upgrade-guard.ts). */
+  access: BridgeAccess;
 }
 
 /** The worker bridge: routes upgrades to `/` (workers), `/otel` (telemetry) and `/ws/channels/<id>` on one port. */
@@ -35,12 +38,14 @@ export class BridgeServer {
   private readonly server: Server;
   private readonly sockets: WebSocketServerWithKeepAlive;
   private readonly log: Logger;
+  private readonly guard: UpgradeGuard;
 
   constructor(
     private readonly deps: BridgeDeps,
     private readonly options: BridgeOptions,
   ) {
     this.log = deps.logger;
+    this.guard = new UpgradeGuard(options.access, deps.logger);
     this.sockets = new WebSocketServerWithKeepAlive({
       maxPayloadBytes: options.maxFrameBytes,
       limitSetting: 'bridge.max_frame_bytes',
@@ -80,7 +85,12 @@ export class BridgeServer {
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const url = new URL(req.url ?? '/', 'http://bridge');
+    // node:http hands an upgrade's socket over without its error listener: a client resetting the
+    // connection after a refusal would otherwise be an uncaught exception that stops the engine.
+    socket.on('error', (err) => this.log.debug({ ip: req.socket.remoteAddress }, `bridge upgrade socket error: ${err.message}`));
+    const url = upgradeUrl(req.url ?? '/');
+    const refusal = this.guard.check(req, url);
+    if (refusal) return refuseUpgrade(socket, refusal);
     (socket as Socket).setNoDelay?.(true);
     if (url.pathname === '/' || url.pathname === '') {
       this.sockets.handleUpgrade(req, socket, head, (ws) => this.onWorker(ws, req, socket as Socket));
@@ -128,7 +138,13 @@ export class BridgeServer {
       this.log.warn({ worker_id: conn.id }, 'worker did not answer a ping: dropping the connection');
       conn.terminate();
     });
-    new WorkerSession(conn, ws, this.deps, this.options.triggerAckTimeoutMs).open();
+    const reattach = req.headers[REATTACH_HEADER];
+    new WorkerSession(conn, ws, this.deps, {
+      triggerAckTimeoutMs: this.options.triggerAckTimeoutMs,
+      // A holder of a claimed trigger has until the keep-alive would drop it (at most 5 s) to answer a ping.
+      probeTimeoutMs: Math.min(this.options.pingIntervalMs, 5000),
+      reattach: typeof reattach === 'string' ? reattach : undefined,
+    }).open();
   }
 }
 

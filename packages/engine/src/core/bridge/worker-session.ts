@@ -12,7 +12,8 @@ import type { TelemetryBuffer } from '../telemetry-buffer.js';
 import type { TriggerRegistry } from '../triggers.js';
 import type { WorkerRegistry } from '../workers.js';
 import type { WorkerConnection } from './connection.js';
-import { answerForwardedTrigger, failForwardedTriggers, workerTypeProvider } from './worker-trigger-types.js';
+import { type RegistrationOptions, WorkerRegistrations } from './worker-registrations.js';
+import { answerForwardedTrigger, failForwardedTriggers } from './worker-trigger-types.js';
 
 /** The engine parts the bridge and its worker sessions act on. */
 export interface BridgeDeps {
@@ -26,22 +27,30 @@ export interface BridgeDeps {
   logger: Logger;
 }
 
+export interface SessionOptions extends RegistrationOptions {
+  /** The `x-flint-reattach` header of the upgrade: the reattach token of the connection this one succeeds. */
+  reattach?: string;
+}
+
 /** One worker's connection from `workerregistered` to its cleanup: decodes its frames and acts on them. */
 export class WorkerSession {
   private readonly log: Logger;
+  private readonly registrations: WorkerRegistrations;
 
   constructor(
     private readonly conn: WorkerConnection,
     private readonly ws: WebSocket,
     private readonly deps: BridgeDeps,
-    private readonly triggerAckTimeoutMs: number,
+    private readonly options: SessionOptions,
   ) {
     this.log = deps.logger;
+    this.registrations = new WorkerRegistrations(conn, deps, options, deps.logger);
   }
 
   open(): void {
     const { conn, ws } = this;
-    conn.send({ type: 'workerregistered', worker_id: conn.id });
+    conn.send({ type: 'workerregistered', worker_id: conn.id, reattach_token: conn.reattachToken });
+    this.succeed();
     this.deps.workers.add(conn);
     this.log.debug({ worker_id: conn.id, ip: conn.ipAddress }, 'worker connected');
     ws.on('message', (data, isBinary) => this.onFrame(data, isBinary));
@@ -51,6 +60,20 @@ export class WorkerSession {
         this.log.error({ worker_id: conn.id }, `cleanup after disconnect failed: ${errorMessage(err)}`),
       );
     });
+  }
+
+  /**
+   * A worker reconnecting presents its previous connection's reattach token: that connection (which the
+   * engine may not have seen drop yet) is closed, and this one takes over its triggers and trigger types.
+   */
+  private succeed(): void {
+    const token = this.options.reattach;
+    const previous = token === undefined ? undefined : this.deps.workers.byToken(token);
+    if (!previous) return;
+    previous.successor = this.conn;
+    this.deps.workers.retireToken(previous);
+    this.log.debug({ worker_id: this.conn.id, previous_worker_id: previous.id }, 'worker reconnected: closing its previous connection');
+    previous.terminate();
   }
 
   private onFrame(data: RawData, isBinary: boolean): void {
@@ -89,8 +112,8 @@ export class WorkerSession {
   }
 
   private handle(msg: WorkerToEngine): void {
-    const { conn } = this;
-    const { functions, invoker, triggers } = this.deps;
+    const { conn, registrations } = this;
+    const { functions, invoker } = this.deps;
     switch (msg.type) {
       case 'invokefunction':
         return this.onInvoke(msg);
@@ -101,35 +124,17 @@ export class WorkerSession {
           conn.send({ type: 'error', error: { code: 'function_not_invokable', message: formatError('function_not_invokable', { function_id: msg.id }) } });
           return;
         }
-        functions.registerWorkerFunction(conn, {
-          id: msg.id,
-          description: msg.description,
-          request_format: msg.request_format,
-          response_format: msg.response_format,
-          metadata: msg.metadata,
-        });
-        return;
+        return registrations.registerFunction(msg);
       case 'unregisterfunction':
         return functions.unregisterWorkerFunction(conn, msg.id);
-      case 'registertrigger': {
-        const record = { id: msg.id, type: msg.trigger_type, function_id: msg.function_id, config: msg.config ?? {}, metadata: msg.metadata, owner: conn.id };
-        void triggers.register(record, conn).then((outcome) => {
-          conn.send({ type: 'triggerregistrationresult', id: msg.id, trigger_type: msg.trigger_type, function_id: msg.function_id, ...outcome });
-        });
-        return;
-      }
+      case 'registertrigger':
+        return registrations.registerTrigger(msg);
       case 'unregistertrigger':
-        void triggers.unregister(msg.id);
-        return;
+        return registrations.unregisterTrigger(msg);
       case 'registertriggertype':
-        triggers.registerType(
-          { id: msg.id, description: msg.description ?? '', trigger_request_format: msg.trigger_request_format, call_request_format: msg.call_request_format },
-          workerTypeProvider(conn, this.triggerAckTimeoutMs),
-          conn,
-        );
-        return;
+        return registrations.registerTriggerType(msg);
       case 'unregistertriggertype':
-        return triggers.unregisterType(msg.id, conn);
+        return registrations.unregisterTriggerType(msg.id);
       case 'triggerregistrationresult':
         return answerForwardedTrigger(conn, msg);
       case 'registerservice':
@@ -193,6 +198,8 @@ export class WorkerSession {
   private async onClose(code: number, reason: string): Promise<void> {
     const { conn } = this;
     conn.closed = true;
+    conn.claims.clear();
+    this.deps.workers.retireToken(conn);
     const name = conn.metadata?.name;
     const fields = { worker_id: conn.id, worker_name: name, function_count: conn.functions.size, code, reason };
     if (conn.metadata) {
