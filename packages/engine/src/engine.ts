@@ -42,6 +42,8 @@ export interface EngineStats {
   functions: number;
   triggers: number;
   pendingInvocations: number;
+  /** Void (fire-and-forget) calls the engine refused since it started: over the caller's cap, no provider, bad payload, worker overloaded. */
+  droppedVoidCalls: number;
   channels: number;
   telemetryFrames: number;
 }
@@ -184,6 +186,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         functions: functions.size,
         triggers: triggers.size,
         pendingInvocations: invoker.pendingCount,
+        droppedVoidCalls: invoker.droppedVoidCalls,
         channels: channels.size,
         telemetryFrames: telemetry.frames().length,
       };
