@@ -57,7 +57,8 @@ export class HttpPipeline {
     const path = q < 0 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
     const cors = corsHeaders(this.config.cors, req);
-    if (hasBody(req)) closeGracefully(req); // an answer before the body was read must reach the client
+    const withBody = hasBody(req);
+    if (withBody) closeGracefully(req); // an answer before the body was read must reach the client
 
     if (method === 'OPTIONS') return this.options(req, res, path);
     const match = this.routes.find(method === 'HEAD' ? 'GET' : method, path);
@@ -77,10 +78,10 @@ export class HttpPipeline {
       firing: this.ctx.beginTrigger(route.origin, route.functionId),
     };
     const bodyIsJson = isJsonContentType(request.headers['content-type']);
-    const jsonBody = bodyIsJson && hasBody(req);
+    const jsonBody = bodyIsJson && withBody;
     if (this.globalMiddleware.length === 0 && !route.conditionFunctionId && route.middlewareFunctionIds.length === 0 && !jsonBody) {
       if (this.tooLarge(req, res, request)) return;
-      return this.invokeHandler(req, res, request, null, !bodyIsJson && hasBody(req));
+      return this.invokeHandler(req, res, request, null, !bodyIsJson && withBody);
     }
     this.run(req, res, request, bodyIsJson).catch((err: unknown) => this.internalError(req, res, err));
   }
