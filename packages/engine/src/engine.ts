@@ -44,6 +44,8 @@ export interface EngineStats {
   functions: number;
   triggers: number;
   pendingInvocations: number;
+  /** Void (fire-and-forget) calls the engine refused since it started: over the caller's cap, no provider, bad payload, worker overloaded. */
+  droppedVoidCalls: number;
   channels: number;
   /** Telemetry frames (and their bytes) kept for the modules that consume telemetry. */
   telemetryFrames: number;
@@ -215,6 +217,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         functions: functions.size,
         triggers: triggers.size,
         pendingInvocations: invoker.pendingCount,
+        droppedVoidCalls: invoker.droppedVoidCalls,
         channels: channels.size,
         telemetryFrames: t.frames,
         telemetryBytes: t.bytes,

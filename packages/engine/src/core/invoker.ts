@@ -13,6 +13,7 @@ import { type InvocationContext, type InvokeOptions, PreparedJson } from './api/
 import type { WorkerConnection } from './bridge/connection.js';
 import type { FunctionProvider, FunctionRegistry } from './functions.js';
 import type { Done, HookHub } from './hooks.js';
+import { BurstLog } from './log-burst.js';
 import type { Logger } from './logger.js';
 import { SequenceTable } from './sequence-table.js';
 import { UuidSequence } from './uuid-sequence.js';
@@ -20,6 +21,15 @@ import { UuidSequence } from './uuid-sequence.js';
 export interface RouteOptions extends InvokeOptions {
   /** The worker making the call (its in-flight calls are counted and capped). */
   caller?: WorkerConnection;
+  /**
+   * Nobody waits for the answer (a void call). A void call is refused, like any other, when its caller
+   * is at its cap, but it never holds a slot of that cap: its caller waits for nothing, so the call is
+   * done with as far as the caller is concerned once it is handed to its provider, which the invoker
+   * does before `route` returns. (Counted until its discarded answer, a caller's fire-and-forget calls
+   * to a slow function would use up its cap for the time-out and get its real calls refused.) Refused
+   * void calls are counted (`droppedVoidCalls`) and logged at warn, rate-limited.
+   */
+  void?: boolean;
 }
 
 export interface InvokerOptions {
@@ -45,17 +55,39 @@ export class Invoker {
   private readonly pending = new SequenceTable<Pending>();
   private readonly ids = new UuidSequence();
   private shuttingDown = false;
+  private droppedVoid = 0;
+  /** One warn line per burst of time-outs, then one summary per second. */
+  private readonly timeoutLog: BurstLog;
+  private readonly voidDropLog: BurstLog;
 
   constructor(
     private readonly registry: FunctionRegistry,
     private readonly options: InvokerOptions,
     private readonly logger: Logger,
     private readonly hooks: HookHub,
-  ) {}
+  ) {
+    this.timeoutLog = new BurstLog(logger, {
+      level: 'warn',
+      windowMs: 1000,
+      keysField: 'functions',
+      summary: (n, detail) => `${n.toLocaleString('en-US')} more invocation${n === 1 ? '' : 's'} timed out in the last second (${detail})`,
+    });
+    this.voidDropLog = new BurstLog(logger, {
+      level: 'warn',
+      windowMs: 1000,
+      keysField: 'calls',
+      summary: (n, detail) => `${n.toLocaleString('en-US')} more void call${n === 1 ? '' : 's'} dropped in the last second (${detail})`,
+    });
+  }
 
   /** Invocations waiting for a worker's result. */
   get pendingCount(): number {
     return this.pending.size;
+  }
+
+  /** Void calls refused before they reached a provider (over the caller's cap, no provider, …), since start. */
+  get droppedVoidCalls(): number {
+    return this.droppedVoid;
   }
 
   /**
@@ -69,18 +101,22 @@ export class Invoker {
     if (caller) {
       if (caller.callsInFlight >= this.options.maxCallsInFlightPerWorker) {
         const params = { in_flight: caller.callsInFlight, limit: this.options.maxCallsInFlightPerWorker };
-        return done({ code: 'too_many_invocations', message: formatError('too_many_invocations', params) }, undefined);
+        return this.refuse(functionId, opts, { code: 'too_many_invocations', message: formatError('too_many_invocations', params) }, done);
       }
-      caller.callsInFlight++;
-      const inner = done;
-      done = (error, result, trace) => {
-        caller.callsInFlight--;
-        inner(error, result, trace);
-      };
+      if (opts.void !== true) {
+        caller.callsInFlight++;
+        const inner = done;
+        done = (error, result, trace) => {
+          caller.callsInFlight--;
+          inner(error, result, trace);
+        };
+      }
     }
     const entry = this.registry.functions.get(functionId);
     const provider = entry && this.registry.pickProvider(entry);
-    if (!provider) return done({ code: 'function_not_found', message: formatError('function_not_found', { function_id: functionId }) }, undefined);
+    if (!provider) {
+      return this.refuse(functionId, opts, { code: 'function_not_found', message: formatError('function_not_found', { function_id: functionId }) }, done);
+    }
     const timeoutMs = opts.timeoutMs ?? this.options.defaultTimeoutMs;
     if (provider.kind === 'internal') {
       return this.runInternal(provider, functionId, data instanceof PreparedJson ? data.value() : data, opts, timeoutMs, done);
@@ -90,12 +126,12 @@ export class Invoker {
       const problem = entry.check(data instanceof PreparedJson ? data.value() : data);
       if (problem !== undefined) {
         const message = `payload of ${functionId} does not match its request_format ${problem}`;
-        return done({ code: 'invalid_payload', message }, undefined);
+        return this.refuse(functionId, opts, { code: 'invalid_payload', message }, done);
       }
     }
     const conn = provider.conn;
     if (conn.overloaded) {
-      return done({ code: 'worker_overloaded', message: formatError('worker_overloaded', { worker_id: conn.id }) }, undefined);
+      return this.refuse(functionId, opts, { code: 'worker_overloaded', message: formatError('worker_overloaded', { worker_id: conn.id }) }, done);
     }
     const seq = this.ids.issued;
     const id = this.ids.next();
@@ -103,7 +139,7 @@ export class Invoker {
     try {
       frame = invokeFrame(id, functionId, data, opts);
     } catch (err) {
-      return done({ code: 'invalid_payload', message: `payload cannot be serialised: ${errorMessage(err)}` }, undefined);
+      return this.refuse(functionId, opts, { code: 'invalid_payload', message: `payload cannot be serialised: ${errorMessage(err)}` }, done);
     }
     const timer = setTimeout(() => this.expire(seq, timeoutMs), timeoutMs);
     this.pending.set(seq, { id, seq, functionId, provider, done, timer });
@@ -124,12 +160,12 @@ export class Invoker {
     this.route(functionId, data, opts, (error, result) => done(error && toFlintError(error), result), origin);
   }
 
-  /** Fire-and-forget; failures are logged at debug level. */
+  /** Fire-and-forget; a refused call is counted and logged (see RouteOptions.void), other failures at debug level. */
   callVoid(functionId: string, data: unknown, opts: RouteOptions = {}, origin?: string): void {
     this.route(
       functionId,
       data,
-      opts,
+      { ...opts, void: true },
       (error) => {
         if (error) this.logger.debug({ function_id: functionId, code: error.code }, `void call failed: ${error.message}`);
       },
@@ -168,6 +204,19 @@ export class Invoker {
       this.finish(entry);
       entry.done(SHUTTING_DOWN, undefined);
     }
+    this.timeoutLog.flush();
+    this.voidDropLog.flush();
+  }
+
+  /** Answers a call the invoker will not route; a void call's caller never hears it, so it is counted and logged. */
+  private refuse(functionId: string, opts: RouteOptions, error: ErrorBody, done: Done): void {
+    if (opts.void === true) {
+      this.droppedVoid++;
+      this.voidDropLog.add(`${functionId} [${error.code}]`, () =>
+        this.logger.warn({ function_id: functionId, code: error.code, caller: opts.caller?.id }, `void call to ${functionId} dropped: ${error.message}`),
+      );
+    }
+    done(error, undefined);
   }
 
   private finish(entry: Pending): void {
@@ -181,9 +230,11 @@ export class Invoker {
     const entry = this.pending.get(seq);
     if (!entry) return;
     this.finish(entry);
-    this.logger.warn(
-      { function_id: entry.functionId, invocation_id: entry.id, worker_id: entry.provider.conn.id },
-      `invocation timed out after ${timeoutMs} ms`,
+    this.timeoutLog.add(entry.functionId, () =>
+      this.logger.warn(
+        { function_id: entry.functionId, invocation_id: entry.id, worker_id: entry.provider.conn.id },
+        `invocation of ${entry.functionId} timed out after ${timeoutMs} ms`,
+      ),
     );
     entry.done(timedOut(entry.functionId, timeoutMs), undefined);
   }

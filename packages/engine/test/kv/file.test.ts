@@ -6,7 +6,7 @@
  * and reopen the folder. Everything goes through the public `openAdapter`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { appendFile, chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -365,6 +365,34 @@ describe('file_based: lock', () => {
     expect(JSON.parse(await readFile(join(dir, 'LOCK'), 'utf8')).pid).toBe(process.pid);
     await store.close();
     expect(existsSync(join(dir, 'LOCK'))).toBe(false);
+  });
+
+  it.skipIf(process.platform !== 'linux')('takes over the folder of a killed holder that is still a zombie (not yet reaped by its parent)', async () => {
+    const dir = newDir();
+    // `sh` starts the holder in the background and is replaced by `sleep`, which never reaps it.
+    const parent = spawn('sh', ['-c', `"${process.execPath}" "${holderScript}" "${dir}" & exec sleep 60`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(parent);
+    let out = '';
+    parent.stdout!.setEncoding('utf8');
+    parent.stdout!.on('data', (chunk: string) => {
+      out += chunk;
+    });
+    const ready = await waitFor(() => /^ready (\d+)$/m.exec(out), 5000, 'the holder to open the store');
+    const pid = Number(ready[1]);
+    expect(pid).not.toBe(parent.pid);
+    await expect(open(dir)).rejects.toThrow(`is locked by process ${pid}`);
+
+    process.kill(pid, 'SIGKILL');
+    const state = () => {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    };
+    await waitFor(() => state() === 'Z', 5000, 'the holder to be a zombie');
+    const store = await open(dir);
+    expect(await store.get('holder', 'pid')).toEqual({ exists: true, value: pid });
+    expect(state()).toBe('Z'); // still unreaped: the zombie itself was taken for gone
+    await store.close();
+    parent.kill('SIGKILL'); // the sleeper; the zombie then goes to init, which reaps it
   });
 
   it('takes over a stale LOCK of a dead pid or of an earlier process with our own pid, refuses one from another host', async () => {

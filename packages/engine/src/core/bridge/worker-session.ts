@@ -154,7 +154,7 @@ export class WorkerSession {
     if (msg.action?.type === 'enqueue') return this.onEnqueue(msg, msg.action.queue, data);
     const opts = { traceparent: msg.traceparent, baggage: msg.baggage, timeoutMs: msg.timeout_ms, caller: conn };
     if (id === undefined || msg.action?.type === 'void') {
-      this.deps.invoker.route(msg.function_id, data, opts, (error) => {
+      this.deps.invoker.route(msg.function_id, data, { ...opts, void: true }, (error) => {
         if (error) this.log.debug({ worker_id: conn.id, function_id: msg.function_id }, `void call failed: ${error.code}: ${error.message}`);
       });
       return;

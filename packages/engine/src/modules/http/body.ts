@@ -19,7 +19,7 @@ export function hasBody(req: IncomingMessage): boolean {
 
 /**
  * Hands each chunk of the body to `onChunk` until more than `limit` bytes arrived; then stops reading
- * (the rest is never buffered) and calls `onTooLarge` instead.
+ * (the rest is never buffered; the connection's close discards it, linger.ts) and calls `onTooLarge` instead.
  */
 function readUpTo(req: IncomingMessage, limit: number, onChunk: (chunk: Buffer) => void, onTooLarge: () => void): void {
   let size = 0;
@@ -36,15 +36,19 @@ function readUpTo(req: IncomingMessage, limit: number, onChunk: (chunk: Buffer) 
 /** Reads a JSON body, never buffering more than `limit` bytes. An empty body is `null`. */
 export function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] | undefined = [];
     readUpTo(
       req,
       limit,
-      (chunk) => chunks.push(chunk),
-      () => reject(new BodyTooLarge()),
+      (chunk) => chunks?.push(chunk),
+      () => {
+        chunks = undefined; // the rest of the body is discarded (linger.ts); so is what was read
+        reject(new BodyTooLarge());
+      },
     );
     req.once('error', reject);
     req.once('end', () => {
+      if (!chunks) return;
       const body = Buffer.concat(chunks);
       if (body.length === 0) return resolve(null);
       try {

@@ -8,6 +8,7 @@ import { BodyTooLarge, InvalidJson, hasBody, isJsonContentType, readJson, stream
 import type { HttpConfig } from './config.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
 import { Guards, type MiddlewareInput } from './guards.js';
+import { closeGracefully } from './linger.js';
 import { type Headers, newErrorId, sendError, sendInternalError, sendResult } from './respond.js';
 import type { Route, RouteTable } from './routes.js';
 import { streamResponse } from './stream-response.js';
@@ -56,6 +57,8 @@ export class HttpPipeline {
     const path = q < 0 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
     const cors = corsHeaders(this.config.cors, req);
+    const withBody = hasBody(req);
+    if (withBody) closeGracefully(req); // an answer before the body was read must reach the client
 
     if (method === 'OPTIONS') return this.options(req, res, path);
     const match = this.routes.find(method === 'HEAD' ? 'GET' : method, path);
@@ -75,10 +78,10 @@ export class HttpPipeline {
       firing: this.ctx.beginTrigger(route.origin, route.functionId),
     };
     const bodyIsJson = isJsonContentType(request.headers['content-type']);
-    const jsonBody = bodyIsJson && hasBody(req);
+    const jsonBody = bodyIsJson && withBody;
     if (this.globalMiddleware.length === 0 && !route.conditionFunctionId && route.middlewareFunctionIds.length === 0 && !jsonBody) {
       if (this.tooLarge(req, res, request)) return;
-      return this.invokeHandler(req, res, request, null, !bodyIsJson && hasBody(req));
+      return this.invokeHandler(req, res, request, null, !bodyIsJson && withBody);
     }
     this.run(req, res, request, bodyIsJson).catch((err: unknown) => this.internalError(req, res, err));
   }
@@ -212,10 +215,15 @@ export class HttpPipeline {
   private bodyError(err: unknown, req: IncomingMessage, res: ServerResponse, { cors, firing }: MatchedRequest): void {
     firing.end({ error: toErrorBody(err) });
     if (err instanceof BodyTooLarge) {
-      // Do not read the rest: answer, then close the connection.
+      // Nobody gets the rest of the body: answer, then close (gracefully: closeGracefully) without reading it.
+      if (res.headersSent) {
+        // The handler answered first: after a complete answer, close; one still streaming is cut.
+        if (res.writableEnded) req.socket.destroySoon();
+        else req.destroy();
+        return;
+      }
       res.setHeader('connection', 'close');
       sendError(res, 'payload_too_large', formatError('payload_too_large', { limit: this.config.max_body_bytes }), {}, cors);
-      res.once('finish', () => req.destroy());
     } else if (err instanceof InvalidJson) {
       sendError(res, 'invalid_json', formatError('invalid_json', { reason: err.message }), {}, cors);
     } else {

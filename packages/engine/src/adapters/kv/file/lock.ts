@@ -8,7 +8,8 @@ import { describeError, errnoCode } from '../../shared/files.js';
 
 /**
  * The `LOCK` file of a `file_based` state directory: one engine process at a time. The file holds
- * `{pid, hostname, started, proc_start, nonce}`; a lock whose process is gone is stale and taken over.
+ * `{pid, hostname, started, proc_start, nonce}`; a lock whose process is gone (or a zombie, or its pid
+ * now another process's) is stale and taken over.
  * Within one process a registry of locked folders (shared by every copy of this module through
  * globalThis) stops two stores from opening the same folder.
  */
@@ -32,13 +33,16 @@ export interface HeldLock {
   release(): Promise<void>;
 }
 
-/** The start time field of /proc/<pid>/stat, or undefined where there is no /proc. */
-function procStart(pid: number): string | undefined {
+/**
+ * From /proc/<pid>/stat: the process's state (field 3: R, S, D, Z for a zombie, …) and its start
+ * time (field 22, clock ticks since boot); undefined where there is no /proc (or no such process).
+ */
+function procStat(pid: number): { state: string; start: string | undefined } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 2 (comm) is in parentheses and may contain spaces: split after the last ')'. starttime is field 22.
+    // Field 2 (comm) is in parentheses and may contain spaces: split after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[19];
+    return { state: fields[0] ?? '', start: fields[19] };
   } catch {
     return undefined;
   }
@@ -55,10 +59,10 @@ function holderAlive(info: LockInfo): boolean | undefined {
     if (errnoCode(err) === 'ESRCH') return false;
     // EPERM: it exists but belongs to someone else.
   }
-  if (info.proc_start !== undefined) {
-    const now = procStart(info.pid);
-    if (now !== undefined && now !== info.proc_start) return false; // the pid was reused by an unrelated process
-  }
+  const stat = procStat(info.pid);
+  // A zombie (killed, not yet reaped by its parent) still answers kill(pid, 0) but holds nothing.
+  if (stat?.state === 'Z' || stat?.state === 'X') return false;
+  if (info.proc_start !== undefined && stat?.start !== undefined && stat.start !== info.proc_start) return false; // the pid was reused
   return true;
 }
 
@@ -108,7 +112,7 @@ export async function acquireLock(dir: string, realDir: string): Promise<HeldLoc
 async function lockFile(dir: string, realDir: string): Promise<HeldLock> {
   const lockPath = join(dir, 'LOCK');
   const info: LockInfo = { pid: process.pid, hostname: hostname(), started: new Date().toISOString(), nonce: randomUUID() };
-  const start = procStart(process.pid);
+  const start = procStat(process.pid)?.start;
   if (start !== undefined) info.proc_start = start;
   const text = `${JSON.stringify(info)}\n`;
   const tmpPath = join(dir, `LOCK.${process.pid}.${info.nonce}.tmp`);
