@@ -50,5 +50,6 @@ function unreachable(worker: Worker, problem: ConnectionProblem | undefined, fal
     return new CliError('unauthorized', `the engine at ${url} refused the connection (HTTP 401): ${hint}`);
   }
   if (problem?.kind === 'forbidden') return new CliError('origin_not_allowed', problem.message);
+  if (problem?.kind === 'busy') return new CliError('too_many_connections', `${problem.message}; try again`);
   return new CliError('not_connected', `cannot reach the engine at ${url}: ${problem?.detail ?? fallback} (is it running? start it with: flint start)`);
 }

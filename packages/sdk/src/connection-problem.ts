@@ -5,10 +5,11 @@ export interface ConnectionProblem {
   /**
    * `not_a_bridge`: a server answered, but over plain HTTP (e.g. the engine's HTTP port, or another
    * program); `unauthorized`: the bridge wants a token and got none or a wrong one (HTTP 401);
-   * `forbidden`: the bridge refused the connection's origin (HTTP 403); `unreachable`: the connection
-   * itself failed (nothing listens, DNS, network).
+   * `forbidden`: the bridge refused the connection's origin (HTTP 403); `busy`: the bridge is at its
+   * connection cap (HTTP 503, `bridge.max_connections`); `unreachable`: the connection itself failed
+   * (nothing listens, DNS, network).
    */
-  kind: 'not_a_bridge' | 'unauthorized' | 'forbidden' | 'unreachable';
+  kind: 'not_a_bridge' | 'unauthorized' | 'forbidden' | 'busy' | 'unreachable';
   /** The HTTP status the server answered with (`not_a_bridge`). */
   status?: number;
   /** The socket error code, e.g. `ECONNREFUSED` (`unreachable`). */
@@ -34,6 +35,10 @@ export function refused(url: string, status: number, sentToken: boolean): Connec
   if (status === 403) {
     const detail = "HTTP 403: the connection's origin is not in the engine's bridge.allowed_origins";
     return { kind: 'forbidden', status, message: `the engine at ${url} refused the connection (${detail})`, detail };
+  }
+  if (status === 503) {
+    const detail = 'HTTP 503: the engine serves as many connections as it allows (bridge.max_connections)';
+    return { kind: 'busy', status, message: `the engine at ${url} refused the connection for now (${detail})`, detail };
   }
   return notABridge(url, status);
 }

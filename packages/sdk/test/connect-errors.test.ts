@@ -65,6 +65,20 @@ describe('a worker pointed at a port where nothing listens', () => {
     expect(await within(worker.trigger({ function_id: 'back::fn', payload: {} }), 3000, 'the call to be answered')).toBe('back');
   });
 
+  it('a bridge at its connection cap is named as such (HTTP 503), not as "no Flint bridge"', async () => {
+    const engine = await startTestEngine({ bridge: { max_connections: 1 } });
+    const first = startWorker(engine.bridgeUrl);
+    await first.waitConnected();
+    const { worker, lines } = loggedWorker(engine.bridgeUrl);
+    await waitFor(() => worker.connectionProblem, 3000, 'the refused attempt');
+    expect(worker.connectionProblem).toMatchObject({ kind: 'busy', status: 503 });
+    expect(lines[0]).toBe(
+      `[flint] the engine at ${engine.bridgeUrl} refused the connection for now (HTTP 503: the engine serves as many connections as it allows (bridge.max_connections)); retrying quietly`,
+    );
+    await first.shutdown();
+    await within(worker.waitConnected(), 3000, 'the worker to connect once a slot is free');
+  });
+
   it('with reconnecting off, a queued call fails at once when the connection fails, and later calls too', async () => {
     const url = `ws://127.0.0.1:${await freePort()}`;
     const { worker, lines } = loggedWorker(url, { reconnect: { maxRetries: 2, initialDelayMs: 20, maxDelayMs: 40 } });
