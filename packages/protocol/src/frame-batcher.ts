@@ -8,22 +8,29 @@ export interface Corkable {
 export const FLUSH_EVERY = 16;
 
 /**
- * Coalesces the frames written to one bridge socket into few writes without holding them back a turn
- * of the event loop when there is no load:
+ * Coalesces the frames written to one bridge socket into few writes without holding them back to the
+ * end of the event-loop turn when there is no load. A burst is what one piece of handling writes: the
+ * frames sent while handling one incoming chunk, and the promise callbacks that handling set off.
  *
- * - the first burst of a turn (the frames written while handling one incoming chunk, and the promise
- *   callbacks it set off) is corked and leaves on a microtask, i.e. at once after that handling;
- * - any burst after that in the same turn means load (many sockets with news at once): it stays corked
- *   until the end of the turn (setImmediate, after the I/O callbacks), so those frames share one write;
- * - a burst of FLUSH_EVERY frames leaves at once, whatever the turn.
+ * - Idle (the last turn that wrote had one burst at most): a burst is corked and leaves on a
+ *   microtask, i.e. at once after its handling, as one write.
+ * - A second burst in the same turn means load (news on many sockets at once): it stays corked until
+ *   the end of the turn (setImmediate, after the I/O callbacks), and so do all the bursts of the
+ *   following turns, sharing one write per turn, until a turn has one burst only.
+ * - A burst of FLUSH_EVERY frames leaves at once, whatever the turn.
  *
- * Order is the order of `corked()` calls: frames are only ever held, never reordered.
+ * Frames are only ever held, never reordered.
  */
 export class FrameBatcher {
   private corked = false;
   private batched = 0;
-  /** A flush happened this turn: the end-of-turn flush is scheduled and later bursts wait for it. */
-  private busyTurn = false;
+  /** The end-of-turn flush is scheduled: frames written until then wait for it. */
+  private turnScheduled = false;
+  /** Bursts written in the current turn; a write with no burst open starts one. */
+  private bursts = 0;
+  private inBurst = false;
+  /** Under load: bursts wait for the end of the turn instead of leaving on a microtask. */
+  private loaded = false;
 
   /** @param afterFlush runs after each flush that was not a partial one (e.g. to judge back-pressure). */
   constructor(
@@ -33,11 +40,18 @@ export class FrameBatcher {
 
   /** Call before writing a frame to the socket, then `afterWrite()` after. */
   beforeWrite(): void {
+    if (!this.inBurst) {
+      this.inBurst = true;
+      this.bursts++;
+      queueMicrotask(this.endBurst);
+    }
     if (this.corked) return;
     this.corked = true;
     this.batched = 0;
     this.socket.cork();
-    if (!this.busyTurn) queueMicrotask(this.flushBurst);
+    if (this.turnScheduled) return;
+    if (this.loaded) this.scheduleTurnEnd();
+    else queueMicrotask(this.flushBurst);
   }
 
   afterWrite(): void {
@@ -56,16 +70,25 @@ export class FrameBatcher {
     this.afterFlush?.();
   }
 
+  private scheduleTurnEnd(): void {
+    if (this.turnScheduled) return;
+    this.turnScheduled = true;
+    setImmediate(this.endTurn);
+  }
+
+  private readonly endBurst = () => {
+    this.inBurst = false;
+  };
+
   private readonly flushBurst = () => {
     this.flush();
-    if (!this.busyTurn) {
-      this.busyTurn = true;
-      setImmediate(this.endTurn);
-    }
+    this.scheduleTurnEnd();
   };
 
   private readonly endTurn = () => {
-    this.busyTurn = false;
+    this.turnScheduled = false;
+    this.loaded = this.bursts > 1;
+    this.bursts = 0;
     this.flush();
   };
 }

@@ -62,13 +62,14 @@ describe('FrameBatcher', () => {
     await waitReceived('abc');
   });
 
-  it('under load (a second burst in the same turn), later bursts share one write at the end of the turn', async () => {
+  it('under load (a second burst in the same turn), bursts share one write at the end of the turn until a turn has one burst', async () => {
     let flushes = 0;
     const batcher = new FrameBatcher(writer, () => flushes++);
     send(batcher, '1');
     await microtask();
     await microtask();
     expect(writer.writableLength).toBe(0);
+    // A second and a third burst in the same turn: held until the end of the turn, then one write.
     send(batcher, '2');
     await microtask();
     send(batcher, '3');
@@ -78,12 +79,19 @@ describe('FrameBatcher', () => {
     await endOfTurn();
     expect(writer.writableLength).toBe(0);
     expect(flushes).toBe(2);
-    // The next turn starts idle again: its first burst leaves at once.
+    // The next turn is still under load: its one burst waits for the end of the turn.
     send(batcher, '4');
     await microtask();
     await microtask();
+    expect(writer.writableLength).toBe(1);
+    await endOfTurn();
     expect(writer.writableLength).toBe(0);
-    await waitReceived('1234');
+    // That turn had one burst only: idle again, the next burst leaves at once.
+    send(batcher, '5');
+    await microtask();
+    await microtask();
+    expect(writer.writableLength).toBe(0);
+    await waitReceived('12345');
   });
 
   it(`a burst of ${FLUSH_EVERY} frames leaves at once, in order`, async () => {
