@@ -56,7 +56,7 @@ export class WorkerConnection {
   constructor(
     readonly id: string,
     private readonly ws: WebSocket,
-    private readonly socket: Socket,
+    socket: Socket,
     readonly ipAddress: string | null,
     readonly connectedAt: number,
     private readonly limits: ConnectionLimits,
