@@ -8,7 +8,7 @@
 // Cases (connections = requests in flight; one request per connection at a time, keep-alive):
 //   64 connections: bare, Flint with 1 route, Flint with 1,000 routes registered (requests all to the
 //                   measured route), and the same engine with requests spread over all 1,000 routes;
-//    8 connections and 1 connection: bare and Flint with 1 route (p50 at 8 vs 1: Nagle/delayed-ACK check).
+//   16, 8 connections and 1 connection: bare and Flint with 1 route (p50 at 8 vs 1: Nagle/delayed-ACK check).
 // Each system gets BENCH_SECONDS (default 10) of measurement per case, split into BENCH_ROUNDS
 // (default 5) autocannon runs whose order alternates (bare, Flint …, then … Flint, bare) so background
 // load hits all of them alike; before its first round at a case each system gets an unrecorded
@@ -90,6 +90,7 @@ try {
   };
   const cases = [
     { connections: CONNECTIONS, systems: ['bare', 'flint', 'flint1k', 'flint1kSpread'] },
+    { connections: 16, systems: ['bare', 'flint'] },
     { connections: 8, systems: ['bare', 'flint'] },
     { connections: 1, systems: ['bare', 'flint'] },
   ];
@@ -198,6 +199,11 @@ try {
       met: main.flint1k.rps / main.flint.rps >= 0.9,
     },
   ];
+  // Few requests in flight: the batching of frames must not cost a turn of latency per hop.
+  if (at(8)) {
+    const v = at(8).flint.rps / at(8).bare.rps;
+    targets.push({ name: 'req/s at 8 connections ≥ 0.45 × bare', value: v, limit: 0.45, met: v >= 0.45 });
+  }
   if (at(8) && at(1)) {
     const v = at(8).flint.p50 / at(1).flint.p50;
     targets.push({ name: 'p50 at 8 connections ≤ 3 × p50 at 1 connection', value: v, limit: 3, met: v <= 3 });

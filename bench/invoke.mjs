@@ -11,7 +11,7 @@
 // level and for 200 ms before the others.
 //
 // Env: BENCH_SECONDS (measurement per level and system, default 5), BENCH_ROUNDS (default 5),
-//      BENCH_WARMUP_MS (default 1000), BENCH_LEVELS (default "1,16,128"), BENCH_RELAY=0 (skip the relay),
+//      BENCH_WARMUP_MS (default 1000), BENCH_LEVELS (default "1,4,16,32,128"), BENCH_RELAY=0 (skip the relay),
 //      BENCH_CPU_PROF=<dir> (profile the child processes), BENCH_STRICT=1 (exit 1 when a target is missed),
 //      BENCH_VALIDATE=0 (skip the informational run of the same echo with payload validation on).
 import { deepStrictEqual } from 'node:assert';
@@ -24,7 +24,7 @@ const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const seconds = benchSeconds(5);
 const warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 1000);
 const rounds = Math.max(1, Math.floor(Number(process.env.BENCH_ROUNDS ?? 5)) || 1);
-const levels = (process.env.BENCH_LEVELS ?? '1,16,128').split(',').map(Number);
+const levels = (process.env.BENCH_LEVELS ?? '1,4,16,32,128').split(',').map(Number);
 const withRelay = process.env.BENCH_RELAY !== '0';
 const withValidation = process.env.BENCH_VALIDATE !== '0';
 const payload = { text: 'hello flint', n: 42, ok: true, tags: ['a', 'b'] };
@@ -186,6 +186,12 @@ try {
   if (at(128))
     targets.push({ name: 'calls/s at 128 in flight ≥ 0.45 × baseline', value: at(128).throughputRatio, limit: 0.45, met: at(128).throughputRatio >= 0.45 });
   if (at(1)) targets.push({ name: 'p50 at 1 in flight ≤ 2.5 × baseline p50', value: at(1).p50Ratio, limit: 2.5, met: at(1).p50Ratio <= 2.5 });
+  // The relay is the floor for Flint's topology (same processes, same hops): Flint should match it.
+  if (withRelay)
+    for (const r of results) {
+      const v = r.flint.callsPerSec / r.relay.callsPerSec;
+      targets.push({ name: `calls/s at ${r.inFlight} in flight ≥ 0.95 × bare ws relay`, value: v, limit: 0.95, met: v >= 0.95 });
+    }
   console.log('\ntargets:');
   for (const t of targets) console.log(`  ${t.met ? 'MET   ' : 'MISSED'} ${t.name}: ${fixed(t.value, 2)}`);
 

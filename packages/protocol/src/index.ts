@@ -4,4 +4,5 @@ export { type DecodeResult, MAX_FUNCTION_ID_LENGTH, checkFunctionId, decodeWorke
 export { type EngineDecodeResult, decodeEngineFrame } from './decode-engine.js';
 export * from './errors.js';
 export * from './failures.js';
+export { type Corkable, FLUSH_EVERY, FrameBatcher } from './frame-batcher.js';
 export * from './messages.js';

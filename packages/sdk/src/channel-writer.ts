@@ -69,12 +69,12 @@ export class ChannelWriter {
   get stream(): Writable {
     if (this.writable) return this.writable;
     const writable = new Writable({
-      write: (chunk: Buffer, _enc, callback) => {
-        this.socket().then(
-          (ws) => this.sendChunks(ws, chunk, callback),
-          () => callback(this.closedError()),
-        );
-      },
+      write: (chunk: Buffer, _enc, callback) => this.sendBytes(chunk, callback),
+      // Chunks written while an earlier one was on its way leave together, as one frame: a byte stream
+      // has no chunk boundaries to keep, and many small writes (SSE events) cost a frame and a socket
+      // write each on both ends otherwise.
+      writev: (chunks, callback) =>
+        this.sendBytes(chunks.length === 1 ? (chunks[0]?.chunk as Buffer) : Buffer.concat(chunks.map((c) => c.chunk as Buffer)), callback),
       destroy: (err, callback) => {
         // A failed writer closes abnormally so the reader (or the HTTP client) sees the data is incomplete.
         this.closeSocket(err ? 1011 : 1000, err ? 'writer failed' : 'channel_close');
@@ -171,6 +171,13 @@ export class ChannelWriter {
   private failed(err: Error): FlintError {
     this.markClosed(`the connection failed (${err.message})`, 'failure');
     return this.closedError();
+  }
+
+  private sendBytes(chunk: Buffer, callback: (err?: Error | null) => void): void {
+    this.socket().then(
+      (ws) => this.sendChunks(ws, chunk, callback),
+      () => callback(this.closedError()),
+    );
   }
 
   private sendChunks(ws: WebSocket, chunk: Buffer, callback: (err?: Error | null) => void): void {

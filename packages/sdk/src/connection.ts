@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { type InvokeFunctionMessage, REATTACH_HEADER } from '@flint/protocol';
+import { FrameBatcher, type InvokeFunctionMessage, REATTACH_HEADER } from '@flint/protocol';
 import WebSocket from 'ws';
 import { type ReconnectOptions, reconnectDelay } from './backoff.js';
 import { type ConnectionProblem, problemKey, refused, shownUrl, unreachable } from './connection-problem.js';
@@ -32,8 +32,6 @@ export interface ConnectionHost {
   failed(): void;
 }
 
-/** Frames written in one go at most, even within one turn of the event loop. */
-const FLUSH_EVERY = 16;
 const QUEUED_TYPES = new Set(['invokefunction', 'invocationresult', 'unregistertrigger', 'triggerregistrationresult']);
 /**
  * A call queued while the next reconnect attempt is further away than this brings the attempt
@@ -44,7 +42,7 @@ const EARLY_ATTEMPT_MS = 1000;
 
 /**
  * The WebSocket to the engine: connects and reconnects with backoff, queues calls and results while
- * disconnected, and writes the frames of one event-loop turn corked into few socket writes.
+ * disconnected, and coalesces the frames it writes into few socket writes (FrameBatcher).
  */
 export class Connection {
   state: ConnectionState = 'connecting';
@@ -68,9 +66,8 @@ export class Connection {
   private nextAttemptAt = 0;
   private lastEarlyAttempt = 0;
   private outbox: Record<string, unknown>[] = [];
-  private socket: Socket | undefined;
-  private corked = false;
-  private batched = 0;
+  /** Batches the writes to the current connection's socket. */
+  private batcher: FrameBatcher | undefined;
 
   constructor(
     readonly url: string,
@@ -105,8 +102,9 @@ export class Connection {
     });
     ws.on('upgrade', (response) => {
       if (this.ws !== ws) return;
-      this.socket = response.socket as Socket;
-      this.socket.setNoDelay(true);
+      const socket = response.socket as Socket;
+      socket.setNoDelay(true);
+      this.batcher = new FrameBatcher(socket);
     });
     ws.on('open', () => this.onOpen(ws));
     ws.on('message', (data) => this.host.message(data));
@@ -227,24 +225,11 @@ export class Connection {
     this.options.log.warn(`[flint] ${problem.message}${retrying ? '; retrying quietly' : ''}`);
   }
 
-  /** Frames written in one turn of the event loop leave in one socket write (corked until setImmediate). */
+  /** Writes one frame, batched with the others of its burst (see FrameBatcher for the policy). */
   private write(ws: WebSocket, text: string): void {
-    const socket = this.socket;
-    if (socket && !this.corked) {
-      this.corked = true;
-      this.batched = 0;
-      socket.cork();
-      setImmediate(() => {
-        this.corked = false;
-        socket.uncork();
-      });
-    }
+    const batcher = this.batcher;
+    batcher?.beforeWrite();
     ws.send(text);
-    // A large batch leaves in parts, so the engine starts on it while this worker goes on.
-    if (socket && ++this.batched >= FLUSH_EVERY) {
-      this.batched = 0;
-      socket.uncork();
-      socket.cork();
-    }
+    batcher?.afterWrite();
   }
 }

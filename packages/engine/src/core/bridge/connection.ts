@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
-import type { EngineToWorker } from '@flint/protocol';
+import { type EngineToWorker, FrameBatcher } from '@flint/protocol';
 import type { WebSocket } from 'ws';
 import type { Heartbeat } from '../api/listen.js';
 import type { WorkerMetadata } from '../api/registry.js';
-
-/** Frames written in one go at most, even within one turn of the event loop. */
-const FLUSH_EVERY = 16;
 
 /** A forwarded trigger registration awaiting the providing worker's answer (answers come in order). */
 export interface TriggerAck {
@@ -43,14 +40,13 @@ export class WorkerConnection {
   readonly claims = new Map<string, object>();
   private probing: Promise<boolean> | undefined;
   private paused = false;
-  private corked = false;
-  private batched = 0;
-  private readonly uncork = () => {
-    this.corked = false;
-    this.batched = 0;
-    this.socket.uncork();
-    // Back-pressure, judged once what this turn wrote has gone to the kernel: a worker that does not
-    // read what it is sent stops being read from (and gets no new calls) until its socket drains.
+  /** Coalesces this connection's frames into few socket writes (see FrameBatcher for the policy). */
+  private readonly batcher: FrameBatcher;
+  /**
+   * Back-pressure, judged once a batch has gone to the kernel: a worker that does not read what it is
+   * sent stops being read from (and gets no new calls) until its socket drains.
+   */
+  private readonly judgeBackPressure = () => {
     if (!this.paused && !this.closed && this.ws.bufferedAmount > this.limits.maxOutboundBytes) {
       this.paused = true;
       this.ws.pause();
@@ -60,17 +56,18 @@ export class WorkerConnection {
   constructor(
     readonly id: string,
     private readonly ws: WebSocket,
-    private readonly socket: Socket,
+    socket: Socket,
     readonly ipAddress: string | null,
     readonly connectedAt: number,
     private readonly limits: ConnectionLimits,
   ) {
     socket.on('drain', () => this.onDrain());
+    this.batcher = new FrameBatcher(socket, this.judgeBackPressure);
   }
 
   /**
    * True when the worker does not read its frames fast enough to take more work: its socket stayed
-   * over the cap after a flush, or a single turn has queued more than four times the cap.
+   * over the cap after a flush, or a single burst has queued more than four times the cap.
    */
   get overloaded(): boolean {
     return this.paused || this.ws.bufferedAmount > 4 * this.limits.maxOutboundBytes;
@@ -82,22 +79,9 @@ export class WorkerConnection {
 
   sendRaw(text: string): void {
     if (this.closed) return;
-    // Frames sent in one turn of the event loop leave in one write (one syscall): the socket is
-    // corked on the first send and uncorked after the I/O callbacks of this turn (setImmediate), so
-    // calls arriving on many sockets at once share a write.
-    if (!this.corked) {
-      this.corked = true;
-      this.socket.cork();
-      setImmediate(this.uncork);
-    }
+    this.batcher.beforeWrite();
     this.ws.send(text);
-    // A large batch is not held back until the end of the turn: the worker can start on it while
-    // the engine goes on (the processes work in parallel instead of in turns).
-    if (++this.batched >= FLUSH_EVERY) {
-      this.batched = 0;
-      this.socket.uncork();
-      this.socket.cork();
-    }
+    this.batcher.afterWrite();
   }
 
   private onDrain(): void {

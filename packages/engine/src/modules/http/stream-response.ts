@@ -143,30 +143,76 @@ function applyControl(text: string, headers: Headers, setStatus: (s: number) => 
   }
 }
 
-/** Commits status and headers, then forwards every binary item as it arrives (chunked). */
-async function pipeBody(res: ServerResponse, channel: EngineChannel, status: number, headers: Headers, first: Buffer): Promise<void> {
-  if (res.destroyed) return;
-  res.writeHead(status, headers);
-  res.flushHeaders();
-  let ok = res.write(first);
-  for (;;) {
-    if (!ok)
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          res.off('drain', done);
-          res.off('close', done);
+/**
+ * Commits status and headers, then forwards every binary item as it arrives (chunked). Callbacks, not
+ * `await channel.read()`: items already buffered are written in one synchronous loop, without a
+ * promise (and a microtask) per item, which is what a stream of small SSE events is made of.
+ */
+function pipeBody(res: ServerResponse, channel: EngineChannel, status: number, headers: Headers, first: Buffer): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (res.destroyed) return resolve();
+    res.writeHead(status, headers);
+    res.flushHeaders();
+    let ok = res.write(first);
+    let pumping = false;
+    let again = false;
+    let corked = false;
+    const uncork = () => {
+      if (!corked) return;
+      corked = false;
+      res.uncork();
+    };
+    const onItem = (item: ChannelItem | null) => {
+      try {
+        if (res.destroyed) return resolve();
+        if (item === null) {
+          uncork();
+          if (channel.aborted) res.destroy();
+          else res.end();
+          return resolve();
+        }
+        if (item.kind === 'binary') ok = res.write(item.data);
+        pump();
+      } catch (err) {
+        reject(err);
+      }
+    };
+    const onDrain = () => {
+      res.off('drain', onDrain);
+      res.off('close', onDrain);
+      ok = true;
+      pump();
+    };
+    // A loop rather than recursion: `next` calls back at once while items are buffered.
+    const pump = () => {
+      if (pumping) {
+        again = true;
+        return;
+      }
+      pumping = true;
+      // The items buffered now leave in one socket write (uncorked at the end of this loop).
+      if (!corked) {
+        corked = true;
+        res.cork();
+      }
+      do {
+        again = false;
+        if (res.destroyed) {
           resolve();
-        };
-        res.once('drain', done);
-        res.once('close', done);
-      });
-    if (res.destroyed) return;
-    const item = await channel.read();
-    if (item === null) break;
-    if (item.kind === 'binary') ok = res.write(item.data);
-  }
-  if (channel.aborted) res.destroy();
-  else res.end();
+          break;
+        }
+        if (!ok) {
+          res.once('drain', onDrain);
+          res.once('close', onDrain);
+          break;
+        }
+        channel.next(onItem);
+      } while (again);
+      pumping = false;
+      uncork();
+    };
+    pump();
+  });
 }
 
 function isTimeout(error: unknown): boolean {
