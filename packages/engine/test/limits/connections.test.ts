@@ -7,16 +7,14 @@
  */
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
 import type { Engine } from '@flint/engine';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { cleanup, track } from '../support/cleanup.js';
 import { startTestEngine, startWorker } from '../support/harness.js';
 import { serveRoute } from '../support/http/helpers.js';
 import { captureLog } from '../support/log-capture.js';
-import { RawClient } from '../support/raw-client.js';
+import { RawClient, upgradeRefusal } from '../support/raw-client.js';
 import { waitFor, within } from '../support/util.js';
 
 afterEach(cleanup);
@@ -61,31 +59,8 @@ async function requestToClose(url: string, path = '/nothing-here'): Promise<{ he
   return { head: text.slice(0, end), body: text.slice(end + 4) };
 }
 
-/** Opens a WebSocket to `url` that the server is expected to refuse: the refusal's status, headers and body. */
-function refusedUpgrade(url: string): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
-  return within(
-    new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { perMessageDeflate: false });
-      ws.once('unexpected-response', (_req, res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => {
-          body += chunk.toString('utf8');
-        });
-        res.once('end', () => {
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-          ws.terminate();
-        });
-      });
-      ws.once('open', () => {
-        ws.terminate();
-        reject(new Error(`the upgrade to ${url} was accepted`));
-      });
-      ws.on('error', () => {});
-    }),
-    5000,
-    `a refusal from ${url}`,
-  );
-}
+/** The refusal of a WebSocket upgrade to `url` (status, headers, body), within 5 s. */
+const refusedUpgrade = (url: string) => within(upgradeRefusal(url), 5000, `a refusal from ${url}`);
 
 const httpUrl = (engine: Engine) => engine.listeners().find((l) => l.name === 'http')?.url as string;
 const tooMany = (limit: number) => ({ error: `Too many open connections (limit ${limit}); retry later`, code: 'too_many_connections' });
