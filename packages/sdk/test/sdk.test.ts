@@ -1,9 +1,6 @@
 /**
  * The Flint worker SDK against a real engine: typed errors, local time-outs, queued calls across an
  * engine restart (reconnect with replay), shutdown and the Logger.
- *
- * Self-contained on purpose: a relative import of packages/engine/test/support would cross a package
- * boundary (dependency-cruiser rule no-relative-import-across-packages).
  */
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
@@ -12,33 +9,11 @@ import { FlintError, FlintInvocationError, Logger, SDK_VERSION, type Worker, reg
 import { registerWorker as registerIiiWorker } from 'iii-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { type RawData, WebSocketServer } from 'ws';
+import { cleanup, quiet, rejection, track, waitFor } from './support.js';
 
 process.env.OTEL_ENABLED = 'false';
 
-const disposers: (() => unknown)[] = [];
-const track = (dispose: () => unknown) => disposers.push(dispose);
-
-afterEach(async () => {
-  const errors: unknown[] = [];
-  while (disposers.length > 0) {
-    try {
-      await (disposers.pop() as () => unknown)();
-    } catch (err) {
-      errors.push(err);
-    }
-  }
-  if (errors.length > 0) throw errors[0];
-});
-
-async function waitFor<T>(predicate: () => T | Promise<T>, timeoutMs = 2000, what = 'condition'): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await predicate();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+afterEach(cleanup);
 
 async function engineOn(port = 0, options: { logger?: ReturnType<typeof createLogger>; timeoutMs?: number } = {}): Promise<Engine> {
   const config: Record<string, unknown> = { bridge: { port }, log: { level: 'silent' } };
@@ -48,8 +23,6 @@ async function engineOn(port = 0, options: { logger?: ReturnType<typeof createLo
   return engine;
 }
 
-const quiet = { warn: () => {}, error: () => {}, debug: () => {} };
-
 function worker(url: string, name = `sdk-${Math.random().toString(36).slice(2, 8)}`): Worker {
   const w = registerWorker(url, { workerName: name, reconnect: { initialDelayMs: 50, maxDelayMs: 200 }, log: quiet });
   track(() => w.shutdown());
@@ -58,15 +31,6 @@ function worker(url: string, name = `sdk-${Math.random().toString(36).slice(2, 8
 
 function listed(engine: Engine, id: string): boolean {
   return engine.listFunctions().some((f) => f.function_id === id);
-}
-
-async function rejection(promise: Promise<unknown>): Promise<FlintInvocationError> {
-  const result = await promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
-  if (!('error' in result)) throw new Error(`expected a rejection, got ${JSON.stringify(result.value)}`);
-  return result.error as FlintInvocationError;
 }
 
 describe('@flint/sdk errors and time-outs', () => {

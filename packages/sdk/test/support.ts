@@ -7,7 +7,7 @@
  */
 import net from 'node:net';
 import { type Engine, startEngine } from '@flint/engine';
-import { type Worker, type WorkerOptions, registerWorker } from '@flint/sdk';
+import { type FlintInvocationError, type Worker, type WorkerOptions, registerWorker } from '@flint/sdk';
 
 const disposers: (() => unknown)[] = [];
 
@@ -67,14 +67,14 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
   return { promise, resolve };
 }
 
-/** The rejection of `promise` (fails when it resolves). */
-export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+/** The rejection of `promise` (fails when it resolves); typed as a failed call's error by default. */
+export async function rejection<E = FlintInvocationError>(promise: Promise<unknown>): Promise<E> {
   const result = await promise.then(
     (value) => ({ value }),
     (error: unknown) => ({ error }),
   );
   if (!('error' in result)) throw new Error(`expected a rejection, got ${JSON.stringify(result.value)}`);
-  return result.error;
+  return result.error as E;
 }
 
 /** A port that was free a moment ago (bind port 0, read it, release it): nothing listens there. */
