@@ -1,4 +1,17 @@
 export type { KvEntry, KvStore, KvUpdateResult, KvUpdater, KvWriteResult } from './adapters/kv/types.js';
+export type {
+  BindOptions,
+  ConsumeOptions,
+  Consumer,
+  DeadLetter,
+  Delivery,
+  DeliveryHandler,
+  NewMessage,
+  QueueBackend,
+  QueueStats,
+  Settlement,
+  WaitingMessage,
+} from './adapters/queue/types.js';
 export { ConfigError, type ConfigProblem, DEFAULT_CONFIG_FILE } from './config/load.js';
 export type { EngineConfig, ResolvedModule } from './config/schema.js';
 export type { Holdup } from './core/lifecycle.js';

@@ -49,6 +49,19 @@ export const ERROR_CODES = {
     'An `unregistertrigger` named a trigger this connection does not own; nothing was removed.',
   ),
   store_unavailable: spec('{reason}', 'The storage behind a module (a file folder, Redis) cannot be used right now.'),
+  queue_unavailable: spec('{reason}', 'The queue backend (a file folder, Redis, RabbitMQ) cannot be used right now.'),
+  topic_not_set: spec('Topic is not set', 'A publish or queue operation named no topic.'),
+  queue_not_set: spec('Queue is not set', 'A queue operation named no queue.'),
+  message_id_not_set: spec('message_id is not set', 'A dead-letter operation named no message.'),
+  queue_not_found: spec('Queue {queue} not found', 'No topic or named queue by this name is known.'),
+  message_group_missing: spec(
+    'FIFO queue {queue} needs field "{field}" in the message\'s data (missing or null)',
+    'A message for a FIFO queue lacks the field that names its group, or it is null.',
+  ),
+  unrouted_full: spec(
+    'Topic {topic} has no subscriber and already holds {limit} unrouted messages; the message was refused',
+    "A publish to a topic with no subscriber found the topic's unrouted list full.",
+  ),
   too_many_connections: http(
     503,
     'Too many open connections (limit {limit}); retry later',

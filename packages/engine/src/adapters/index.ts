@@ -1,5 +1,6 @@
 import type { AdapterFactory } from '../core/api/adapters.js';
 import { kvAdapters } from './kv/index.js';
+import { queueAdapters } from './queue/index.js';
 
 /** Every adapter, by `(family, name)`: the table the composition root hands the engine. */
-export const ADAPTERS: readonly AdapterFactory[] = [...kvAdapters];
+export const ADAPTERS: readonly AdapterFactory[] = [...kvAdapters, ...queueAdapters];
