@@ -84,7 +84,7 @@ export class ModuleScope {
       config,
       logger,
       configDir: core.configDir,
-      registerFunction: (def, handler, options) => own(functions.registerInternalFunction(name, def, handler, options?.replaceable)),
+      registerFunction: (def, handler, options) => own(functions.registerInternalFunction(name, def, handler, options?.replaceable, options?.unlisted)),
       registerTriggerType: (def, provider) => own(triggers.registerType(def, provider as TriggerTypeProvider, name)),
       registerTrigger: (input) => this.registerTrigger(input),
       invoke: (functionId, data, opts) => invoker.call(functionId, data, opts, name),

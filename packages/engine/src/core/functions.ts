@@ -15,6 +15,8 @@ export interface FunctionEntry extends FunctionDefinition {
   check: PayloadCheck | undefined;
   /** Rotating start for tie-breaking among equally loaded providers. */
   next: number;
+  /** A module's alias, listed only with `include_internal`. */
+  unlisted?: boolean;
 }
 
 /**
@@ -65,7 +67,7 @@ export class FunctionRegistry {
    * case it is withdrawn. Workers that registered the id first (while the module was starting) stop
    * providing it and are told why.
    */
-  registerInternalFunction(owner: string, def: FunctionDefinition, handler: InternalHandler, replaceable = false): () => void {
+  registerInternalFunction(owner: string, def: FunctionDefinition, handler: InternalHandler, replaceable = false, unlisted = false): () => void {
     const taken = this.functions.get(def.id)?.providers.find((p) => p.kind === 'internal' && p.owner !== owner);
     if (taken?.kind === 'internal') {
       if (!taken.replaceable)
@@ -73,6 +75,7 @@ export class FunctionRegistry {
       this.removeProvider(def.id, (p) => p === taken);
     }
     const entry = this.upsert(def);
+    entry.unlisted = unlisted || undefined;
     const provider: FunctionProvider = { kind: 'internal', owner, handler, inFlight: 0, replaceable };
     entry.providers.push(provider);
     this.displaceWorkers(def.id, owner);
@@ -97,7 +100,7 @@ export class FunctionRegistry {
   list(includeInternal = false): FunctionInfo[] {
     const out: FunctionInfo[] = [];
     for (const entry of this.functions.values()) {
-      if (!includeInternal && entry.id.startsWith(INTERNAL_PREFIX)) continue;
+      if (!includeInternal && (entry.unlisted || entry.id.startsWith(INTERNAL_PREFIX))) continue;
       out.push({
         function_id: entry.id,
         description: entry.description ?? null,

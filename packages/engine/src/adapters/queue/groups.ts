@@ -16,5 +16,10 @@ export function groupOf(queue: string, data: unknown, options: BindOptions): str
   if (value === undefined || value === null) {
     throw new FlintError('message_group_missing', `FIFO queue ${queue} needs field "${field}" in the message's data (missing or null)`);
   }
+  return groupText(value);
+}
+
+/** A group field's value as a group name: a string as is, a number or boolean as text, anything else as JSON. */
+export function groupText(value: unknown): string {
   return typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
 }

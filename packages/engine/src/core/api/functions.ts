@@ -24,6 +24,11 @@ export interface RegisterFunctionOptions {
    * such defaults, so that an observability module can own them).
    */
   replaceable?: boolean;
+  /**
+   * Left out of `engine::functions::list` unless `include_internal` is asked for: an alias kept so that
+   * code written for upstream ids (`iii::durable::publish`) runs unchanged, without listing every id twice.
+   */
+  unlisted?: boolean;
 }
 
 /** The trigger a call is made for (carried to invocation hooks). */

@@ -1,0 +1,57 @@
+import type { Delivery, Settlement } from '../../adapters/queue/types.js';
+import type { ModuleContext } from '../../core/module-api.js';
+import { errorMessage } from '../../lib/errors.js';
+import { type FiringTrigger, fireTrigger } from '../../lib/triggers.js';
+import { settleFailure } from './policy.js';
+import type { QueueCounters } from './rates.js';
+import type { DeliverySettings } from './subscriber-config.js';
+
+/** What runs one message: the trigger it fires and how failures are handled. */
+export interface DeliveryTarget {
+  trigger: FiringTrigger;
+  settings: DeliverySettings;
+  counters: QueueCounters;
+  /** For log lines: `{topic}` or `{queue}`. */
+  logFields: Record<string, unknown>;
+}
+
+/**
+ * Handles one delivery: waits out the subscriber's own delay, runs the condition (a literal `false`
+ * acks and skips) and the function with exactly the message's data and its publisher's trace context,
+ * within the visibility timeout. A failure (of the condition too) is retried with back-off, then dead.
+ */
+export function handleDelivery(ctx: ModuleContext, target: DeliveryTarget, delivery: Delivery, settle: (s: Settlement) => void, done: () => void): void {
+  const { settings, counters } = target;
+  const wait = delivery.publishedAt + settings.delayMs - Date.now();
+  if (settings.delayMs > 0 && wait > 0) {
+    settle({ type: 'defer', delayMs: wait });
+    return done();
+  }
+  const logFields = { ...target.logFields, message_id: delivery.id, attempt: delivery.attempt };
+  fireTrigger(ctx, target.trigger, delivery.data, {
+    logger: ctx.logger,
+    timeoutMs: settings.visibilityTimeoutMs,
+    traceparent: delivery.traceparent,
+    baggage: delivery.baggage,
+    logFields,
+  })
+    .then((outcome) => {
+      if (outcome.status !== 'failed') {
+        counters.handled.add();
+        return settle({ type: 'ack' });
+      }
+      counters.failed.add();
+      const error = `${outcome.error.code}: ${outcome.error.message}`;
+      const settlement = settleFailure(settings, delivery.attempt, error);
+      if (settlement.type === 'dead') {
+        counters.dead.add();
+        ctx.logger.error(
+          { ...logFields, function_id: target.trigger.function_id, code: outcome.error.code },
+          `message ${delivery.id} moved to the dead letters after ${delivery.attempt} attempt${delivery.attempt === 1 ? '' : 's'}: ${error}`,
+        );
+      }
+      settle(settlement);
+    })
+    .catch((err: unknown) => settle(settleFailure(settings, delivery.attempt, `internal_error: ${errorMessage(err)}`)))
+    .finally(done);
+}
