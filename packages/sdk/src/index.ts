@@ -17,6 +17,13 @@ export { FlintInvocationError, TriggerRegistrationError } from './errors.js';
 export { type ApiResponse, type HttpRequest, type HttpResponse, type SseEvent, formatSse, http } from './http.js';
 export { Logger } from './logger.js';
 export {
+  type DeadLetterInfo,
+  type DurableSubscriberConfig,
+  QueueClient,
+  type SubscribeOptions,
+  type SubscriberQueueConfig,
+} from './queue.js';
+export {
   type OnChangeOptions,
   type StateChange,
   StateClient,

@@ -20,6 +20,7 @@ import { Connection } from './connection.js';
 import type { ConnectionProblem } from './connection-problem.js';
 import type { TriggerRegistrationError } from './errors.js';
 import { Invocations, invocationScope } from './invocations.js';
+import { QueueClient } from './queue.js';
 import { StateClient } from './state.js';
 import { type TriggerEntry, Triggers } from './triggers.js';
 import type {
@@ -68,6 +69,7 @@ export class Worker extends EventEmitter<{
   private readonly triggers: Triggers;
   private readonly services = new Map<string, object>();
   private stateClient: StateClient | undefined;
+  private queueClient: QueueClient | undefined;
 
   constructor(url?: string, options: WorkerOptions = {}) {
     super();
@@ -107,6 +109,12 @@ export class Worker extends EventEmitter<{
   get state(): StateClient {
     this.stateClient ??= new StateClient(this);
     return this.stateClient;
+  }
+
+  /** A typed client for the queue module (publish, `durable:subscriber` triggers, dead letters). */
+  get queue(): QueueClient {
+    this.queueClient ??= new QueueClient(this);
+    return this.queueClient;
   }
 
   /** `url` as messages show it: the value of a `?token=` is hidden. */

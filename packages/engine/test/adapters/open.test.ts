@@ -90,9 +90,9 @@ describe('openAdapter', () => {
   });
 
   test('an unknown family fails with internal_error listing the known families', async () => {
-    const message = await invalid(openAdapter('queue' as 'kv', { name: 'redis' }, { configDir }));
-    expect(message).toContain('unknown adapter family "queue"');
-    expect(message).toContain('known: kv');
+    const message = await invalid(openAdapter('lock' as 'kv', { name: 'redis' }, { configDir }));
+    expect(message).toContain('unknown adapter family "lock"');
+    expect(message).toContain('known: kv, queue');
   });
 
   test('a reference that is not {name, config}, or a config the adapter’s schema rejects, fails with every problem and no config values', async () => {

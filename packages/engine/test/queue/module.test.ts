@@ -289,3 +289,44 @@ describe('durable:subscriber trigger config', () => {
     }).ready;
   });
 });
+
+describe('the @flint/sdk queue client (worker.queue)', () => {
+  it('publish (with delay), subscribe, stats, deadLetters and redrive', async () => {
+    const engine = await startQueueEngine({ defaults: { max_retries: 0 } });
+    const w = await startWorker('flint', engine);
+    const native = w.native as FlintWorker;
+    const topic = uid('sdk');
+    const got: { data: unknown; at: number }[] = [];
+    let fail = true;
+    const sub = native.queue.subscribe<{ n: number }>(
+      topic,
+      (data) => {
+        if (data.n === 2 && fail) throw new Error('two is refused');
+        got.push({ data, at: Date.now() });
+        return null;
+      },
+      { function_id: 'test::sdk-sub', queue_config: { concurrency: 1 } },
+    );
+    await sub.trigger.ready;
+    await waitFor(() => findTrigger(engine, (t) => t.function_id === 'test::sdk-sub'));
+    const start = Date.now();
+    await native.queue.publish(topic, { n: 1 }, { delayMs: 150 });
+    await native.queue.publish(topic, { n: 2 });
+    const [letter] = await waitFor(async () => {
+      const list = await native.queue.deadLetters<{ n: number }>(topic);
+      return list.length === 1 ? list : undefined;
+    }, 3000);
+    expect(letter).toMatchObject({ payload: { n: 2 }, retries: 1, function_id: 'test::sdk-sub' });
+    await waitFor(() => got.length === 1, 3000);
+    expect(got[0]?.data).toEqual({ n: 1 });
+    expect((got[0]?.at ?? 0) - start).toBeGreaterThanOrEqual(140);
+    expect(await native.queue.stats(topic)).toMatchObject({ dead: 1, consumer_count: 1 });
+    fail = false;
+    expect(await native.queue.redrive(topic)).toEqual({ queue: topic, redriven: 1, unrouted_redriven: 0 });
+    await waitFor(() => got.length === 2, 3000);
+    const refused = await outcome(native.queue.publish('', { n: 3 }));
+    expect(refused.ok ? 'ok' : refused.error.code).toBe('topic_not_set');
+    sub.unregister();
+    await waitFor(async () => !(await findTrigger(engine, (t) => t.function_id === 'test::sdk-sub')));
+  });
+});
