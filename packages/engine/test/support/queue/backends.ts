@@ -1,3 +1,6 @@
+import { gateService } from '../services/services.js';
+import { AMQP_URL, deleteRabbitObjects, rabbitmq, uniquePrefix } from './rabbitmq.js';
+
 /**
  * The queue backends the contract suite (and the queue module's tests) run against. Each entry opens a
  * fresh, isolated place per test and removes it afterwards.
@@ -26,6 +29,19 @@ export const QUEUE_BACKENDS: QueueBackendCase[] = [
     persistent: false,
     async prepare() {
       return { ref: { name: 'builtin', config: { store_method: 'in_memory' } }, configDir: process.cwd(), async cleanup() {} };
+    },
+  },
+  {
+    name: 'rabbitmq',
+    available: gateService('RabbitMQ queue contract', rabbitmq),
+    persistent: true,
+    async prepare() {
+      const prefix = uniquePrefix();
+      return {
+        ref: { name: 'rabbitmq', config: { amqp_url: AMQP_URL, prefix } },
+        configDir: process.cwd(),
+        cleanup: () => deleteRabbitObjects(prefix),
+      };
     },
   },
 ];

@@ -1,5 +1,5 @@
 /**
- * Decides whether a test that needs an external service (Redis now; RabbitMQ, NATS, PostgreSQL later) runs.
+ * Decides whether a test that needs an external service (Redis, RabbitMQ now; NATS, PostgreSQL later) runs.
  *
  * The rule (design.md §7): adapter tests use the real servers. Where a server is absent (a laptop) the tests
  * are skipped with one printed reason, never faked; with `FLINT_REQUIRE_SERVICES=1` (set by `.ci/run`) a
@@ -120,9 +120,32 @@ const redisCheck: ServiceCheck = async (socket, url, timeoutMs) => {
   if (answer !== '+PONG') throw new Error(`PING answered ${JSON.stringify(answer)}`);
 };
 
+/** The AMQP 0-9-1 protocol header a client opens with. */
+const AMQP_091_HEADER = Buffer.from([0x41, 0x4d, 0x51, 0x50, 0x00, 0x00, 0x09, 0x01]);
+
+/**
+ * RabbitMQ: after the AMQP 0-9-1 protocol header the broker must answer with a Connection.Start
+ * method frame: type 1, channel 0, then class 10 (connection) method 10 (start) at the payload's start,
+ * and the frame-end octet 0xCE after the payload. (A broker that does not speak 0-9-1 answers with its
+ * own protocol header instead.)
+ */
+const rabbitmqCheck: ServiceCheck = async (socket, _url, timeoutMs) => {
+  const frameComplete = (b: Buffer) => b.length >= 7 && (b[0] !== 1 || b.length >= 8 + b.readUInt32BE(3));
+  const answer = await exchange(socket, AMQP_091_HEADER, frameComplete, timeoutMs);
+  if (answer.subarray(0, 4).toString('latin1') === 'AMQP') throw new Error(`the server wants AMQP protocol ${[...answer.subarray(4, 8)].join('.')}`);
+  const type = answer[0];
+  const channel = answer.readUInt16BE(1);
+  const size = answer.readUInt32BE(3);
+  const classId = answer.length >= 9 ? answer.readUInt16BE(7) : -1;
+  const methodId = answer.length >= 11 ? answer.readUInt16BE(9) : -1;
+  if (type !== 1 || channel !== 0 || classId !== 10 || methodId !== 10 || answer[7 + size] !== 0xce) {
+    throw new Error(`no Connection.Start frame (got ${answer.subarray(0, 16).toString('hex')})`);
+  }
+};
+
 const CHECKS: Record<string, ServiceDefinition> = {
   redis: { defaultPort: 6379, check: redisCheck },
-  // rabbitmq: { defaultPort: 5672, check: send 'AMQP\0\0\x09\x01', expect a method frame (type 1) },
+  rabbitmq: { defaultPort: 5672, check: rabbitmqCheck },
   // nats:     { defaultPort: 4222, check: expect an 'INFO {…}' line on connect },
   // postgres: { defaultPort: 5432, check: send an SSLRequest, expect 'S' or 'N' },
 };
