@@ -1,32 +1,65 @@
 /**
- * flint-queue through real workers (@flint/sdk and iii-sdk@0.11.6) on the builtin backend: fan-out and
- * competition, conditions, retries with back-off, dead letters and their admin functions, named
- * function queues (TriggerAction.Enqueue), unrouted messages, delay, chains, trace context and bad input.
+ * flint-queue through real workers (@flint/sdk and iii-sdk@0.11.6) on every queue backend (the real
+ * servers; see support/queue/backends.ts): fan-out and competition, conditions, retries with back-off,
+ * dead letters and their admin functions, named function queues (TriggerAction.Enqueue), unrouted
+ * messages, delay, chains, trace context and bad input.
  */
 import type { Engine } from '@flint/engine';
 import type { Worker as FlintWorker } from '@flint/sdk';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanup } from '../support/cleanup.js';
 import { SDK_KINDS, type SdkKind, type TestWorker, findTrigger, startTestEngine, startWorker } from '../support/harness.js';
+import { QUEUE_BACKENDS, type QueueLocation } from '../support/queue/backends.js';
 import { outcome, sleep, uid, waitFor } from '../support/util.js';
 
 afterEach(cleanup);
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
+/** The backend of the running test (each describe block below sets it for its tests). */
+let location: QueueLocation | undefined;
+
 function startQueueEngine(config: Record<string, unknown> = {}): Promise<Engine> {
-  return startTestEngine({ modules: [{ name: 'flint-queue', config }] });
+  return startTestEngine({ modules: [{ name: 'flint-queue', config: { ...(location ? { adapter: location.ref } : {}), ...config } }] });
 }
 
+/** Runs the tests of a describe block on a fresh place of `backend` each. */
+function onBackend(backend: (typeof QUEUE_BACKENDS)[number]): void {
+  beforeEach(async () => {
+    location = await backend.prepare();
+  });
+  afterEach(async () => {
+    await cleanup();
+    await location?.cleanup();
+    location = undefined;
+  });
+}
+
+// Backends whose server is absent were reported (skipped with the reason) by support/queue/backends.ts.
+const CASES = QUEUE_BACKENDS.filter((b) => b.available).flatMap((backend) =>
+  SDK_KINDS.map((kind) => ({ backend, kind, label: `${backend.name}, ${kind} worker` })),
+);
+
+/** Registers a subscriber and waits until the module consumes for it (the trigger is bound on the backend). */
 async function subscribe(engine: Engine, worker: TestWorker, functionId: string, config: Record<string, unknown>): Promise<void> {
   worker.registerTrigger({ type: 'durable:subscriber', function_id: functionId, config });
-  await waitFor(() => findTrigger(engine, (t) => t.function_id === functionId && t.trigger_type === 'durable:subscriber'), 3000, `subscriber ${functionId}`);
+  const topic = config.topic as string;
+  await waitFor(
+    async () => {
+      const stats = (await engine.invoke('engine::queue::topic_stats', { topic })) as { subscribers: { function_id: string; consumers: number }[] };
+      return stats.subscribers.some((s) => s.function_id === functionId && s.consumers > 0);
+    },
+    5000,
+    `subscriber ${functionId} of ${topic}`,
+  );
 }
 
 const publish = (worker: TestWorker, topic: string, data: unknown, extra: Record<string, unknown> = {}) =>
   worker.trigger({ function_id: worker.kind === 'iii' ? 'iii::durable::publish' : 'flint::durable::publish', payload: { topic, data, ...extra } });
 
-describe.each(SDK_KINDS)('flint-queue with a %s worker', (kind: SdkKind) => {
+describe.each(CASES)('flint-queue on $label', ({ backend, kind }: { backend: (typeof QUEUE_BACKENDS)[number]; kind: SdkKind }) => {
+  onBackend(backend);
+
   it('every subscribed function gets each message once; replicas of one function compete', async () => {
     const engine = await startQueueEngine();
     const topic = uid('orders');
@@ -122,7 +155,7 @@ describe.each(SDK_KINDS)('flint-queue with a %s worker', (kind: SdkKind) => {
     expect(letter).toMatchObject({ payload: { id: 'p2' }, retries: 3, function_id: 'test::charge' });
     expect(letter?.error).toContain('declined p2');
     expect(letter?.failed_at).toBeGreaterThan(Date.now() / 1000 - 60);
-    expect(await engine.invoke('engine::queue::dlq_topics', {})).toEqual([{ topic, broker_type: 'in_memory', message_count: 1 }]);
+    expect(await engine.invoke('engine::queue::dlq_topics', {})).toEqual([{ topic, broker_type: expect.any(String), message_count: 1 }]);
 
     failUntil = 0;
     expect(await engine.invoke('flint::queue::redrive', { queue: topic })).toEqual({ queue: topic, redriven: 1, unrouted_redriven: 0 });
