@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { CliError } from './client.js';
 import { initCommand } from './commands/init.js';
 import { list } from './commands/list.js';
+import { dlqDiscard, dlqList, dlqRedrive, queues } from './commands/queues.js';
 import { start } from './commands/start.js';
 import { trigger } from './commands/trigger.js';
 import { CLI_VERSION } from './version.js';
@@ -73,6 +74,38 @@ export async function main(argv: string[]): Promise<number> {
       }
     });
   }
+
+  const connection = (cmd: Command) =>
+    cmd
+      .option('--json', 'print the raw JSON answer')
+      .option('-u, --url <url>', 'bridge URL (default: $FLINT_URL or ws://127.0.0.1:49134)')
+      .option('--token <token>', "the engine's bridge token (default: $FLINT_TOKEN)");
+  const print = async (work: () => Promise<string>) => {
+    try {
+      process.stdout.write(`${await work()}\n`);
+    } catch (err) {
+      report(err);
+    }
+  };
+
+  connection(program.command('queues').description('list topics and named queues: waiting, in flight, delayed, dead, unrouted')).action((opts) =>
+    print(() => queues(opts)),
+  );
+
+  const dlq = program.command('dlq').description("look after a topic's or named queue's dead letters");
+  connection(dlq.command('list').argument('<topic>', 'topic or named queue').description('list dead letters, newest failure first'))
+    .option('-l, --limit <n>', 'at most this many (default 50)', positiveInt)
+    .action((topic: string, opts) => print(() => dlqList(topic, opts)));
+  connection(
+    dlq.command('redrive').argument('<topic>', 'topic or named queue').description("move dead letters (and a topic's unrouted messages) back to be handled"),
+  ).action((topic: string, opts) => print(() => dlqRedrive(topic, opts)));
+  connection(
+    dlq
+      .command('discard')
+      .argument('<topic>', 'topic or named queue')
+      .argument('<message-id>', 'the dead letter')
+      .description('delete one dead letter for good'),
+  ).action((topic: string, messageId: string, opts) => print(() => dlqDiscard(topic, messageId, opts)));
 
   program.addCommand(initCommand(report));
 
