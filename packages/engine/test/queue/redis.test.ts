@@ -111,6 +111,9 @@ describe.skipIf(!runRedis)('redis queue backend: engines sharing one Redis', () 
     await waitFor(() => held.length === 1, 2000, 'the first delivery');
     await a.close();
     expect((await b.stats('jobs')).inFlight).toBe(1);
+    // Once its lease has run out it is waiting again, even before any engine consumes the queue.
+    await waitFor(async () => (await b.stats('jobs')).waiting === 1, 3000, 'the expired lease to count as waiting');
+    expect(await b.stats('jobs')).toEqual({ waiting: 1, inFlight: 0, delayed: 0, dead: 0 });
     const again: Got[] = [];
     b.consume('jobs', { concurrency: 1, fifo: false, visibilityTimeoutMs: 30_000 }, (delivery, settle) => again.push({ delivery, settle }));
     await waitFor(() => again.length === 1, 3000, 'the delivery after the lease expired');

@@ -73,6 +73,35 @@ local function group_arg(flag, g)
   if flag == '1' then return g end
   return nil
 end
+-- What is due by now: publish delays to the back, retries to the front, expired leases back to waiting
+-- (the consumer died or hung: the attempt is counted when delivered again), groups whose retry is due.
+-- At most LIMIT of each per call, so one call never runs long; the rest goes on the next.
+local LIMIT = 1000
+local function promote(b, now)
+  local due = redis.call('ZRANGEBYSCORE', b .. ':delayed', '-inf', num(now), 'LIMIT', 0, LIMIT)
+  for _, id in ipairs(due) do
+    redis.call('ZREM', b .. ':delayed', id)
+    append(b, id, redis.call('HGET', b .. ':grp', id))
+  end
+  due = redis.call('ZRANGEBYSCORE', b .. ':retry', '-inf', num(now), 'LIMIT', 0, LIMIT)
+  for i = #due, 1, -1 do
+    redis.call('ZREM', b .. ':retry', due[i])
+    redis.call('LPUSH', b .. ':wait', due[i])
+  end
+  due = redis.call('ZRANGEBYSCORE', b .. ':lease', '-inf', num(now), 'LIMIT', 0, LIMIT)
+  for i = #due, 1, -1 do
+    local id = due[i]
+    redis.call('ZREM', b .. ':lease', id)
+    redis.call('HDEL', b .. ':tok', id)
+    local g = redis.call('HGET', b .. ':grp', id)
+    if g then unblock(b, g) else redis.call('LPUSH', b .. ':wait', id) end
+  end
+  due = redis.call('ZRANGEBYSCORE', b .. ':gdelay', '-inf', num(now), 'LIMIT', 0, LIMIT)
+  for _, g in ipairs(due) do
+    redis.call('ZREM', b .. ':gdelay', g)
+    unblock(b, g)
+  end
+end
 local function forget(b, id)
   redis.call('HDEL', b .. ':msg', id)
   redis.call('HDEL', b .. ':att', id)
@@ -173,7 +202,9 @@ const TOPICS = `${PRELUDE}${TOPIC_PRELUDE}
 local now = clock()
 local reply = {}
 for _, t in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local _, list = bindings(ARGV[1] .. ':t:' .. t .. ':holders', ARGV[1] .. ':t:' .. t .. ':opts', now)
+  local hk, ok = ARGV[1] .. ':t:' .. t .. ':holders', ARGV[1] .. ':t:' .. t .. ':opts'
+  local _, list = bindings(hk, ok, now)
+  if #list == 0 and not prune(hk, ok, now) then redis.call('SREM', KEYS[1], t) end
   if #list > 0 then
     reply[#reply + 1] = t
     reply[#reply + 1] = #list / 2
@@ -183,9 +214,8 @@ end
 return reply`;
 
 /**
- * One consumer's fetch, in one call: moves due delayed messages to waiting (publish delays to the back,
- * retries to the front), takes back expired leases (the consumer died or hung: the message goes again, its
- * attempt counted when delivered), lets groups whose retry is due go again, then leases up to n messages,
+ * One consumer's fetch, in one call: moves what is due to waiting (`promote`: due delayed messages and
+ * retries, expired leases of any engine, groups whose retry is due), then leases up to n messages,
  * alternating between ready groups and ungrouped messages so neither starves the other.
  * Reply: `{ms until the next due time or -1, then per message: id, body, attempt, token, group}`.
  * KEYS: base. ARGV: n, lease ms.
@@ -194,30 +224,7 @@ const FETCH = `${PRELUDE}
 local b = KEYS[1]
 local n, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = clock()
-local LIMIT = 1000
-local due = redis.call('ZRANGEBYSCORE', b .. ':delayed', '-inf', num(now), 'LIMIT', 0, LIMIT)
-for _, id in ipairs(due) do
-  redis.call('ZREM', b .. ':delayed', id)
-  append(b, id, redis.call('HGET', b .. ':grp', id))
-end
-due = redis.call('ZRANGEBYSCORE', b .. ':retry', '-inf', num(now), 'LIMIT', 0, LIMIT)
-for i = #due, 1, -1 do
-  redis.call('ZREM', b .. ':retry', due[i])
-  redis.call('LPUSH', b .. ':wait', due[i])
-end
-due = redis.call('ZRANGEBYSCORE', b .. ':lease', '-inf', num(now), 'LIMIT', 0, LIMIT)
-for i = #due, 1, -1 do
-  local id = due[i]
-  redis.call('ZREM', b .. ':lease', id)
-  redis.call('HDEL', b .. ':tok', id)
-  local g = redis.call('HGET', b .. ':grp', id)
-  if g then unblock(b, g) else redis.call('LPUSH', b .. ':wait', id) end
-end
-due = redis.call('ZRANGEBYSCORE', b .. ':gdelay', '-inf', num(now), 'LIMIT', 0, LIMIT)
-for _, g in ipairs(due) do
-  redis.call('ZREM', b .. ':gdelay', g)
-  unblock(b, g)
-end
+promote(b, now)
 local reply = {-1}
 local taken = 0
 while taken < n do
@@ -293,9 +300,10 @@ end
 if wake then redis.call('PUBLISH', b .. ':wake', '') end
 return 1`;
 
-/** `{waiting, in flight, delayed, dead}` as of one moment. KEYS: base. */
-const STATS = `
+/** `{waiting, in flight, delayed, dead}` as of one moment (what is due counted as waiting, even with no consumer). KEYS: base. */
+const STATS = `${PRELUDE}
 local b = KEYS[1]
+promote(b, clock())
 local waiting = redis.call('LLEN', b .. ':wait')
 local st = redis.call('HGETALL', b .. ':gstate')
 for i = 1, #st, 2 do
@@ -310,8 +318,9 @@ return {waiting, redis.call('ZCARD', b .. ':lease'), delayed, redis.call('ZCARD'
  * list; with groups every waiting message (the caller orders them by publish time and pages). KEYS: base.
  * ARGV: offset, limit.
  */
-const PEEK = `
+const PEEK = `${PRELUDE}
 local b = KEYS[1]
+promote(b, clock())
 local st = redis.call('HGETALL', b .. ':gstate')
 local reply = {0}
 local function add(ids, g)
