@@ -1,10 +1,23 @@
-import { gateService } from '../services/services.js';
-import { AMQP_URL, deleteRabbitObjects, rabbitmq, uniquePrefix } from './rabbitmq.js';
-
 /**
  * The queue backends the contract suite (and the queue module's tests) run against. Each entry opens a
  * fresh, isolated place per test and removes it afterwards.
+ *
+ * - redis: the real server at FLINT_TEST_REDIS_URL (default redis://127.0.0.1:6379), a unique `prefix`
+ *   per test, every key under it deleted in cleanup.
+ * - rabbitmq: the real broker at FLINT_TEST_AMQP_URL, a unique name prefix per test, every queue and
+ *   exchange it declared deleted in cleanup.
+ *
+ * Without a reachable server an entry is skipped with a printed reason, or fails when
+ * FLINT_REQUIRE_SERVICES=1.
  */
+import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { deleteKeysWithPrefix } from '../services/redis-server.js';
+import { gateService, serviceAvailable } from '../services/services.js';
+import { AMQP_URL, deleteRabbitObjects, rabbitmq, uniquePrefix } from './rabbitmq.js';
+
+export const REDIS_URL = process.env.FLINT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const runRedis = gateService('Redis queue tests', await serviceAvailable('redis', REDIS_URL));
 
 /** One test's queue backend: an adapter reference for `openAdapter('queue', ref)`, reopenable. */
 export interface QueueLocation {
@@ -29,6 +42,19 @@ export const QUEUE_BACKENDS: QueueBackendCase[] = [
     persistent: false,
     async prepare() {
       return { ref: { name: 'builtin', config: { store_method: 'in_memory' } }, configDir: process.cwd(), async cleanup() {} };
+    },
+  },
+  {
+    name: 'redis',
+    available: runRedis,
+    persistent: true,
+    async prepare() {
+      const prefix = `flint-test:${randomUUID()}`;
+      return {
+        ref: { name: 'redis', config: { redis_url: REDIS_URL, prefix } },
+        configDir: tmpdir(),
+        cleanup: () => deleteKeysWithPrefix(REDIS_URL, prefix),
+      };
     },
   },
   {

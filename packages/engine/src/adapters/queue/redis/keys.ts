@@ -1,0 +1,46 @@
+/**
+ * Where the redis queue adapter keeps things, under `prefix`:
+ *
+ * - `${prefix}:q:${name}:…` the keys of one queue (see scripts.ts for each suffix); `name` is the queue's
+ *   name with `%` and `:` percent-encoded, so no name's keys can run into another's.
+ * - `${prefix}:t:${topic}:holders` (sorted set `instance:queue` → hold expiry) and `…:opts` (hash queue →
+ *   BindOptions JSON): a topic's bindings.
+ * - `${prefix}:topics` and `${prefix}:deadq`: the topics with bindings and the queues with dead letters
+ *   (encoded names), so listing them never scans the key space.
+ */
+
+/** `%` and `:` percent-encoded: keeps `:` a separator in keys. */
+export function encodeName(name: string): string {
+  return name.replace(/[%:]/g, (c) => (c === '%' ? '%25' : '%3A'));
+}
+
+export function decodeName(encoded: string): string {
+  return encoded.replace(/%(25|3A)/g, (_, hex: string) => (hex === '25' ? '%' : ':'));
+}
+
+export class QueueKeys {
+  readonly topics: string;
+  readonly deadQueues: string;
+
+  constructor(readonly prefix: string) {
+    this.topics = `${prefix}:topics`;
+    this.deadQueues = `${prefix}:deadq`;
+  }
+
+  /** The common start of a queue's keys; scripts append `:wait`, `:lease`, … and `:wake` is its notification channel. */
+  queue(name: string): string {
+    return `${this.prefix}:q:${encodeName(name)}`;
+  }
+
+  wakeChannel(name: string): string {
+    return `${this.queue(name)}:wake`;
+  }
+
+  holders(topic: string): string {
+    return `${this.prefix}:t:${encodeName(topic)}:holders`;
+  }
+
+  bindOptions(topic: string): string {
+    return `${this.prefix}:t:${encodeName(topic)}:opts`;
+  }
+}

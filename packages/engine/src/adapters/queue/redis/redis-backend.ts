@@ -1,0 +1,396 @@
+import { randomUUID } from 'node:crypto';
+import { FlintError } from '@flint/protocol';
+import type { Redis } from 'ioredis';
+import type { AdapterLog } from '../../shared/log.js';
+import { RedisConnection } from '../../shared/redis-connection.js';
+import { groupOf } from '../groups.js';
+import type {
+  BindOptions,
+  ConsumeOptions,
+  Consumer,
+  DeadLetter,
+  DeliveryHandler,
+  NewMessage,
+  QueueBackend,
+  QueueStats,
+  Settlement,
+  WaitingMessage,
+} from '../types.js';
+import type { RedisQueueConfig } from './config.js';
+import { type ConsumerHost, type Leased, RedisConsumer } from './consumer.js';
+import { QueueKeys, decodeName, encodeName } from './keys.js';
+import { QUEUE_SCRIPTS, type QueueScripts } from './scripts.js';
+import { WakeChannels } from './wake.js';
+
+/** A publish to a topic whose bindings change under it this many times in a row gives up. */
+const TOPIC_PUBLISH_ATTEMPTS = 5;
+
+/** A message's stored JSON: everything but its id, attempts and group, which live beside it (scripts.ts). */
+interface Body {
+  d: unknown;
+  t: number;
+  tp?: string;
+  bg?: string;
+  f?: string;
+}
+
+/** A topic's bindings as last seen, with the signature the publish script checks them by. */
+interface KnownBindings {
+  signature: string;
+  bindings: [queue: string, options: BindOptions][];
+}
+
+/**
+ * `redis`: work queues on a Redis server shared by every engine on the same `prefix` (layout in keys.ts and
+ * scripts.ts). Each message is delivered to one consumer of one engine at a time under a lease; a lease not
+ * settled in time (the engine died, or the handler hangs) is taken back by the next fetch of any engine.
+ * Topic bindings are held per engine with an expiry renewed by a heartbeat, so a crashed engine's bindings
+ * lapse. Commands go through a RedisConnection (time-outs, nothing queued while Redis is down); its
+ * failures surface as `queue_unavailable`.
+ */
+export class RedisQueueBackend implements QueueBackend, ConsumerHost {
+  readonly kind = 'redis';
+  readonly pollIntervalMs: number;
+  private readonly redis: Redis & QueueScripts;
+  private readonly keys: QueueKeys;
+  /** Tells this engine's holds on bindings apart from other engines'. */
+  private readonly instance = randomUUID();
+  private readonly consumers = new Set<RedisConsumer>();
+  /** This engine's bindings: topic → queue → options JSON. */
+  private readonly holds = new Map<string, Map<string, string>>();
+  private readonly topicCache = new Map<string, KnownBindings>();
+  private readonly heartbeat: NodeJS.Timeout;
+  private closing = false;
+  private closed = false;
+
+  private constructor(
+    private readonly connection: RedisConnection,
+    private readonly wakes: WakeChannels,
+    private readonly config: RedisQueueConfig,
+    readonly logger: AdapterLog | undefined,
+  ) {
+    for (const [name, definition] of Object.entries(QUEUE_SCRIPTS)) connection.client.defineCommand(name, definition);
+    this.redis = connection.client as Redis & QueueScripts;
+    this.keys = new QueueKeys(config.prefix);
+    this.pollIntervalMs = config.poll_interval_ms;
+    this.heartbeat = setInterval(() => this.renewHolds(), Math.floor(config.binding_ttl_ms / 3));
+    this.heartbeat.unref?.();
+  }
+
+  /** Opens the command connection and the wake-up connection, each waiting at most `connect_timeout_ms`. */
+  static async open(config: RedisQueueConfig, logger?: AdapterLog): Promise<RedisQueueBackend> {
+    const options = { url: config.redis_url, commandTimeoutMs: config.command_timeout_ms, openTimeoutMs: config.connect_timeout_ms, logger };
+    const connection = await RedisConnection.open({ ...options, connectionName: 'flint-queue' }).catch((err) => {
+      throw asQueueError(err);
+    });
+    let wakeConnection: RedisConnection;
+    try {
+      wakeConnection = await RedisConnection.open({ ...options, connectionName: 'flint-queue-wake' });
+    } catch (err) {
+      await connection.close();
+      throw asQueueError(err);
+    }
+    return new RedisQueueBackend(connection, new WakeChannels(wakeConnection, logger), config, logger);
+  }
+
+  get open(): boolean {
+    return !this.closing;
+  }
+
+  // ---- publishing ----
+
+  async publish(queue: string, message: NewMessage): Promise<{ id: string }> {
+    const id = randomUUID();
+    const group = message.group;
+    await this.call(() =>
+      this.redis.flintQueuePublish(this.keys.queue(queue), id, encodeBody(message), delayOf(message.delayMs), group === undefined ? '0' : '1', group ?? ''),
+    );
+    return { id };
+  }
+
+  async publishTopic(topic: string, message: NewMessage): Promise<number> {
+    const body = encodeBody(message);
+    const delay = delayOf(message.delayMs);
+    const cached = this.topicCache.get(topic);
+    let known = cached ?? { signature: '', bindings: [] };
+    let fresh = cached === undefined;
+    for (let attempt = 0; attempt < TOPIC_PUBLISH_ATTEMPTS; attempt++) {
+      let args: (string | number)[];
+      try {
+        args = [known.signature, body, delay];
+        // Every group is worked out before anything is sent: a refused message is stored nowhere.
+        for (const [queue, options] of known.bindings) {
+          const group = groupOf(queue, message.data, options);
+          args.push(this.keys.queue(queue), randomUUID(), group === undefined ? '0' : '1', group ?? '');
+        }
+      } catch (err) {
+        // Refused by bindings seen earlier: check with the current ones first (a signature that never matches).
+        if (fresh) throw err;
+        args = ['?', body, delay];
+      }
+      const reply = await this.call(() => this.redis.flintQueuePublishTopic(this.keys.holders(topic), this.keys.bindOptions(topic), ...args));
+      if (reply[0] === 1) return Number(reply[1]);
+      known = parseBindings(reply);
+      fresh = true;
+      this.topicCache.set(topic, known);
+    }
+    throw new FlintError('queue_unavailable', `redis at ${this.connection.url}: the bindings of topic ${topic} kept changing during a publish`);
+  }
+
+  // ---- topic bindings ----
+
+  async bind(topic: string, queue: string, options: BindOptions): Promise<void> {
+    const json = JSON.stringify({ fifo: options.fifo === true, ...(options.groupField === undefined ? {} : { groupField: options.groupField }) });
+    await this.hold('bind', [[topic, queue, json]]);
+    let held = this.holds.get(topic);
+    if (!held) {
+      held = new Map();
+      this.holds.set(topic, held);
+    }
+    held.set(queue, json);
+    this.topicCache.delete(topic);
+  }
+
+  async unbind(topic: string, queue: string): Promise<void> {
+    await this.hold('release', [[topic, queue, '']]);
+    const held = this.holds.get(topic);
+    held?.delete(queue);
+    if (held?.size === 0) this.holds.delete(topic);
+    this.topicCache.delete(topic);
+  }
+
+  async topics(): Promise<{ topic: string; queues: string[] }[]> {
+    const reply = await this.call(() => this.redis.flintQueueTopics(this.keys.topics, this.keys.prefix));
+    const out: { topic: string; queues: string[] }[] = [];
+    for (let i = 0; i < reply.length; ) {
+      const topic = decodeName(String(reply[i]));
+      const count = Number(reply[i + 1]);
+      out.push({ topic, queues: reply.slice(i + 2, i + 2 + count).map(String) });
+      i += 2 + count;
+    }
+    return out;
+  }
+
+  // ---- consuming ----
+
+  consume(queue: string, options: ConsumeOptions, handler: DeliveryHandler): Consumer {
+    if (this.closing) throw this.closedError();
+    const consumer = new RedisConsumer(this, queue, options, handler);
+    this.consumers.add(consumer);
+    return {
+      stop: async () => {
+        this.consumers.delete(consumer);
+        await consumer.stop();
+      },
+    };
+  }
+
+  async fetch(queue: string, n: number, leaseMs: number): Promise<{ messages: Leased[]; nextDueMs: number }> {
+    const reply = await this.call(() => this.redis.flintQueueFetch(this.keys.queue(queue), n, Math.max(1, Math.ceil(leaseMs))));
+    const messages: Leased[] = [];
+    for (let i = 1; i < reply.length; i += 5) {
+      const id = String(reply[i]);
+      const body = decodeBody(String(reply[i + 1]));
+      messages.push({
+        token: String(reply[i + 3]),
+        delivery: {
+          id,
+          data: body.d,
+          attempt: Number(reply[i + 2]),
+          publishedAt: body.t,
+          group: groupFrom(reply[i + 4]),
+          traceparent: body.tp,
+          baggage: body.bg,
+          functionId: body.f,
+        },
+      });
+    }
+    return { messages, nextDueMs: Number(reply[0]) };
+  }
+
+  async settle(queue: string, leased: Leased, s: Settlement): Promise<void> {
+    const delay = s.type === 'retry' || s.type === 'defer' ? delayOf(s.delayMs) : 0;
+    const error = s.type === 'retry' || s.type === 'dead' ? s.error : '';
+    await this.call(() =>
+      this.redis.flintQueueSettle(this.keys.queue(queue), this.keys.deadQueues, leased.delivery.id, leased.token, s.type, delay, error, encodeName(queue)),
+    );
+  }
+
+  listen(queue: string, wake: () => void): { subscribed: Promise<void>; stop: () => void } {
+    return this.wakes.listen(this.keys.wakeChannel(queue), wake);
+  }
+
+  // ---- inspection and dead letters ----
+
+  async stats(queue: string): Promise<QueueStats> {
+    const [waiting, inFlight, delayed, dead] = await this.call(() => this.redis.flintQueueStats(this.keys.queue(queue)));
+    return { waiting: Number(waiting), inFlight: Number(inFlight), delayed: Number(delayed), dead: Number(dead) };
+  }
+
+  async peek(queue: string, offset: number, limit: number): Promise<WaitingMessage[]> {
+    if (limit <= 0) return [];
+    const reply = await this.call(() => this.redis.flintQueuePeek(this.keys.queue(queue), Math.max(0, offset), limit));
+    const all: WaitingMessage[] = [];
+    for (let i = 1; i < reply.length; i += 3) {
+      const body = decodeBody(String(reply[i + 1]));
+      all.push({
+        id: String(reply[i]),
+        data: body.d,
+        publishedAt: body.t,
+        group: groupFrom(reply[i + 2]),
+        functionId: body.f,
+        traceparent: body.tp,
+        baggage: body.bg,
+      });
+    }
+    if (reply[0] === 0) return all; // the page itself (no groups)
+    // Waiting messages of several lists: oldest first by publish time (a stable sort keeps each list's order).
+    return all.sort((a, b) => a.publishedAt - b.publishedAt).slice(Math.max(0, offset), Math.max(0, offset) + limit);
+  }
+
+  async remove(queue: string, id: string): Promise<boolean> {
+    return (await this.call(() => this.redis.flintQueueRemove(this.keys.queue(queue), id))) === 1;
+  }
+
+  async deadLetters(queue: string, offset: number, limit: number): Promise<DeadLetter[]> {
+    if (limit <= 0) return [];
+    const reply = await this.call(() => this.redis.flintQueueDeadLetters(this.keys.queue(queue), Math.max(0, offset), limit));
+    const out: DeadLetter[] = [];
+    for (let i = 0; i < reply.length; i += 6) {
+      const body = decodeBody(String(reply[i + 1]));
+      out.push({
+        id: String(reply[i]),
+        data: body.d,
+        error: String(reply[i + 2]),
+        attempts: Number(reply[i + 3]),
+        failedAt: Math.floor(Number(reply[i + 4]) / 1000),
+        publishedAt: body.t,
+        group: groupFrom(reply[i + 5]),
+        functionId: body.f,
+        traceparent: body.tp,
+        baggage: body.bg,
+      });
+    }
+    return out;
+  }
+
+  async redrive(queue: string): Promise<number> {
+    return Number(await this.call(() => this.redis.flintQueueRedrive(this.keys.queue(queue), this.keys.deadQueues, encodeName(queue), 'all', '')));
+  }
+
+  async redriveMessage(queue: string, id: string): Promise<boolean> {
+    return (await this.call(() => this.redis.flintQueueRedrive(this.keys.queue(queue), this.keys.deadQueues, encodeName(queue), 'one', id))) === 1;
+  }
+
+  async discard(queue: string, id: string): Promise<boolean> {
+    return (await this.call(() => this.redis.flintQueueDiscard(this.keys.queue(queue), this.keys.deadQueues, encodeName(queue), id))) === 1;
+  }
+
+  async deadQueues(): Promise<{ queue: string; count: number }[]> {
+    const reply = await this.call(() => this.redis.flintQueueDeadQueues(this.keys.deadQueues, this.keys.prefix));
+    const out: { queue: string; count: number }[] = [];
+    for (let i = 0; i < reply.length; i += 2) out.push({ queue: decodeName(String(reply[i])), count: Number(reply[i + 1]) });
+    return out;
+  }
+
+  /**
+   * Stops the consumers (a delivery in hand stays leased: it goes again after its visibility timeout),
+   * releases this engine's bindings and closes both connections.
+   */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    clearInterval(this.heartbeat);
+    const consumers = [...this.consumers];
+    this.consumers.clear();
+    await Promise.all(consumers.map((c) => c.stop()));
+    const held = this.heldList();
+    if (held.length > 0) {
+      try {
+        await this.hold('release', held);
+      } catch (err) {
+        this.logger?.warn(`queue bindings not released (${(err as Error).message}); they lapse within ${this.config.binding_ttl_ms} ms`);
+      }
+    }
+    this.closed = true;
+    await Promise.all([this.wakes.close(), this.connection.close()]);
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  /** Keeps this engine's holds alive; restores one another engine pruned after a pause of this one. */
+  private renewHolds(): void {
+    const held = this.heldList();
+    if (held.length === 0 || this.closing) return;
+    this.hold('renew', held).catch((err: Error) => this.logger?.warn(`queue bindings not renewed (${err.message}); retrying`));
+  }
+
+  private heldList(): [topic: string, queue: string, json: string][] {
+    const out: [string, string, string][] = [];
+    for (const [topic, queues] of this.holds) for (const [queue, json] of queues) out.push([topic, queue, json]);
+    return out;
+  }
+
+  private async hold(mode: 'bind' | 'renew' | 'release', entries: [topic: string, queue: string, json: string][]): Promise<void> {
+    const args: string[] = [mode, String(this.config.binding_ttl_ms), this.keys.prefix];
+    for (const [topic, queue, json] of entries) args.push(encodeName(topic), `${this.instance}:${queue}`, queue, json);
+    await this.call(() => this.redis.flintQueueHold(this.keys.topics, ...args));
+  }
+
+  /** Runs one command (see RedisConnection.call); its failures become queue_unavailable. */
+  private async call<T>(command: () => Promise<T>): Promise<T> {
+    if (this.closed) throw this.closedError();
+    try {
+      return await this.connection.call(command);
+    } catch (err) {
+      throw asQueueError(err);
+    }
+  }
+
+  private closedError(): FlintError {
+    return new FlintError('queue_unavailable', `redis at ${this.connection.url} is unavailable: the queue backend is closed`);
+  }
+}
+
+/** The shared connection's `store_unavailable`, as the queue family names it (same message). */
+function asQueueError(err: unknown): unknown {
+  return err instanceof FlintError && err.code === 'store_unavailable' ? new FlintError('queue_unavailable', err.message) : err;
+}
+
+function encodeBody(message: NewMessage): string {
+  const body: Body = { d: message.data ?? null, t: Date.now(), tp: message.traceparent, bg: message.baggage, f: message.functionId };
+  return JSON.stringify(body);
+}
+
+function decodeBody(text: string): Body {
+  try {
+    const body = JSON.parse(text) as Body | null;
+    if (body && typeof body === 'object') return body;
+  } catch {
+    // Falls through: a damaged record is delivered as null rather than blocking its queue.
+  }
+  return { d: null, t: 0 };
+}
+
+function delayOf(ms: number | undefined): number {
+  return ms !== undefined && ms > 0 ? Math.ceil(ms) : 0;
+}
+
+function groupFrom(marker: unknown): string | undefined {
+  const text = String(marker);
+  return text.startsWith('=') ? text.slice(1) : undefined;
+}
+
+function parseBindings(reply: (string | number)[]): KnownBindings {
+  const bindings: [string, BindOptions][] = [];
+  for (let i = 2; i < reply.length; i += 2) {
+    let options: BindOptions = {};
+    try {
+      options = JSON.parse(String(reply[i + 1])) as BindOptions;
+    } catch {
+      // An unreadable binding is taken as a plain (non-FIFO) one.
+    }
+    bindings.push([String(reply[i]), options]);
+  }
+  return { signature: String(reply[1]), bindings };
+}

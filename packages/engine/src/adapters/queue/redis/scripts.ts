@@ -1,0 +1,462 @@
+/**
+ * The Lua scripts of the redis queue adapter: every change that touches more than one key is one script,
+ * so it is atomic across every engine on the Redis. Registered with ioredis `defineCommand` (EVALSHA,
+ * falling back to EVAL once after a SCRIPT FLUSH or a restart).
+ *
+ * The keys of a queue, after its base `b` (KEYS[1], see keys.ts):
+ *
+ * | key            | type   | holds                                                                  |
+ * | -------------- | ------ | ---------------------------------------------------------------------- |
+ * | `:msg`         | hash   | id → the message's JSON (data, publishedAt, trace context, function)    |
+ * | `:att`         | hash   | id → deliveries so far (a defer gives one back)                         |
+ * | `:grp`         | hash   | id → FIFO group, for grouped messages only                              |
+ * | `:wait`        | list   | ungrouped waiting ids, oldest first (retries go back to the front)      |
+ * | `:delayed`     | zset   | id → due ms: published with a delay                                    |
+ * | `:retry`       | zset   | id → due ms: ungrouped retries and defers (back to the front when due)  |
+ * | `:lease`       | zset   | id → lease expiry ms: in flight                                         |
+ * | `:tok`         | hash   | id → the token of its current delivery (a late settle does not match)   |
+ * | `:seq`         | string | the last delivery token                                                 |
+ * | `:g:<group>`   | list   | a group's ids in order; while the group is busy its head is in flight   |
+ * | `:gstate`      | hash   | group → `q` (in `:ready`) or `b` (busy); absent when the group is empty |
+ * | `:ready`       | list   | groups whose head may go now: a busy group is never in it               |
+ * | `:gdelay`      | zset   | group → due ms: busy until its head's retry is due                      |
+ * | `:dead`        | zset   | id → failure time in µs (newest first by score)                         |
+ * | `:derr`        | hash   | id → the error of the last attempt                                      |
+ *
+ * Times come from Redis (`TIME`), so engines with skewed clocks agree on what is due. Scores are written as
+ * integers (`%.0f`): Lua would print large numbers with 14 significant digits. Scripts reply with arrays,
+ * strings and integers only (never nil or false, which RESP2 and RESP3 render differently); an optional
+ * group travels as `=group`, or `''` for none.
+ */
+
+/** Helpers shared by the queue scripts. */
+const PRELUDE = `
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+local function num(n) return string.format('%.0f', n) end
+local function clock()
+  local t = redis.call('TIME')
+  local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  return math.floor(us / 1000), us
+end
+local function queue_group(b, g)
+  redis.call('HSET', b .. ':gstate', g, 'q')
+  redis.call('RPUSH', b .. ':ready', g)
+end
+local function append(b, id, g)
+  if g then
+    redis.call('RPUSH', b .. ':g:' .. g, id)
+    if not redis.call('HGET', b .. ':gstate', g) then queue_group(b, g) end
+  else
+    redis.call('RPUSH', b .. ':wait', id)
+  end
+end
+local function release(b, g, id)
+  local gk = b .. ':g:' .. g
+  if redis.call('LINDEX', gk, 0) == id then redis.call('LPOP', gk) else redis.call('LREM', gk, 1, id) end
+  if redis.call('LLEN', gk) > 0 then
+    queue_group(b, g)
+    return true
+  end
+  redis.call('HDEL', b .. ':gstate', g)
+  return false
+end
+local function unblock(b, g)
+  if redis.call('HGET', b .. ':gstate', g) == 'b' then queue_group(b, g) end
+end
+local function store(b, id, body, g, delay, now)
+  redis.call('HSET', b .. ':msg', id, body)
+  if g then redis.call('HSET', b .. ':grp', id, g) end
+  if delay > 0 then redis.call('ZADD', b .. ':delayed', num(now + delay), id) else append(b, id, g) end
+  redis.call('PUBLISH', b .. ':wake', '')
+end
+local function group_arg(flag, g)
+  if flag == '1' then return g end
+  return nil
+end
+-- What is due by now: publish delays to the back, retries to the front, expired leases back to waiting
+-- (the consumer died or hung: the attempt is counted when delivered again), groups whose retry is due.
+-- At most LIMIT of each per call, so one call never runs long; the rest goes on the next.
+local LIMIT = 1000
+local function promote(b, now)
+  local due = redis.call('ZRANGEBYSCORE', b .. ':delayed', '-inf', num(now), 'LIMIT', 0, LIMIT)
+  for _, id in ipairs(due) do
+    redis.call('ZREM', b .. ':delayed', id)
+    append(b, id, redis.call('HGET', b .. ':grp', id))
+  end
+  due = redis.call('ZRANGEBYSCORE', b .. ':retry', '-inf', num(now), 'LIMIT', 0, LIMIT)
+  for i = #due, 1, -1 do
+    redis.call('ZREM', b .. ':retry', due[i])
+    redis.call('LPUSH', b .. ':wait', due[i])
+  end
+  due = redis.call('ZRANGEBYSCORE', b .. ':lease', '-inf', num(now), 'LIMIT', 0, LIMIT)
+  for i = #due, 1, -1 do
+    local id = due[i]
+    redis.call('ZREM', b .. ':lease', id)
+    redis.call('HDEL', b .. ':tok', id)
+    local g = redis.call('HGET', b .. ':grp', id)
+    if g then unblock(b, g) else redis.call('LPUSH', b .. ':wait', id) end
+  end
+  due = redis.call('ZRANGEBYSCORE', b .. ':gdelay', '-inf', num(now), 'LIMIT', 0, LIMIT)
+  for _, g in ipairs(due) do
+    redis.call('ZREM', b .. ':gdelay', g)
+    unblock(b, g)
+  end
+end
+local function forget(b, id)
+  redis.call('HDEL', b .. ':msg', id)
+  redis.call('HDEL', b .. ':att', id)
+  redis.call('HDEL', b .. ':grp', id)
+end
+`;
+
+/** Helpers of the topic scripts: a topic's live bindings (holders whose hold has not lapsed). */
+const TOPIC_PRELUDE = `
+local function queue_of(member) return string.sub(member, string.find(member, ':', 1, true) + 1) end
+local function bindings(hk, ok, now)
+  local seen, queues = {}, {}
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', hk, '(' .. num(now), '+inf')) do
+    local q = queue_of(m)
+    if not seen[q] then
+      seen[q] = true
+      queues[#queues + 1] = q
+    end
+  end
+  table.sort(queues)
+  local list, parts = {}, {}
+  for _, q in ipairs(queues) do
+    local o = redis.call('HGET', ok, q) or '{}'
+    list[#list + 1] = q
+    list[#list + 1] = o
+    parts[#parts + 1] = #q .. ':' .. q .. #o .. ':' .. o
+  end
+  if #list == 0 then return '', list end
+  return redis.sha1hex(table.concat(parts)), list
+end
+local function prune(hk, ok, now)
+  redis.call('ZREMRANGEBYSCORE', hk, '-inf', num(now))
+  local live, any = {}, false
+  for _, m in ipairs(redis.call('ZRANGE', hk, 0, -1)) do
+    live[queue_of(m)] = true
+    any = true
+  end
+  for _, q in ipairs(redis.call('HKEYS', ok)) do
+    if not live[q] then redis.call('HDEL', ok, q) end
+  end
+  return any
+end
+`;
+
+/** KEYS: base. ARGV: id, body, delay ms, has group (`1`/`0`), group. */
+const PUBLISH = `${PRELUDE}
+local now = clock()
+store(KEYS[1], ARGV[1], ARGV[2], group_arg(ARGV[4], ARGV[5]), tonumber(ARGV[3]), now)
+return 1`;
+
+/**
+ * Publishes to every queue bound to a topic, all or none. The caller worked out each queue's group from the
+ * bindings it last saw (signature ARGV[1]); when they changed meanwhile, nothing is stored and the reply
+ * carries the current ones: `{0, signature, queue, options, …}`. Else `{1, copies}`.
+ * KEYS: holders, options. ARGV: signature, body, delay ms, then per queue: base, id, has group, group.
+ */
+const PUBLISH_TOPIC = `${PRELUDE}${TOPIC_PRELUDE}
+local now = clock()
+local sig, list = bindings(KEYS[1], KEYS[2], now)
+if sig ~= ARGV[1] then
+  local reply = {0, sig}
+  for _, v in ipairs(list) do reply[#reply + 1] = v end
+  return reply
+end
+local delay = tonumber(ARGV[3])
+local n = 0
+for i = 4, #ARGV, 4 do
+  store(ARGV[i], ARGV[i + 1], ARGV[2], group_arg(ARGV[i + 2], ARGV[i + 3]), delay, now)
+  n = n + 1
+end
+return {1, n}`;
+
+/**
+ * Takes and releases this engine's holds on bindings. KEYS: topics set. ARGV: mode (`bind` sets the options,
+ * `renew` restores them only when gone, `release` lets go), hold ms, prefix, then per hold: encoded topic,
+ * member (`instance:queue`), queue, options JSON.
+ */
+const HOLD = `${PRELUDE}${TOPIC_PRELUDE}
+local now = clock()
+local mode, ttl, prefix = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+for i = 4, #ARGV, 4 do
+  local t = ARGV[i]
+  local hk, ok = prefix .. ':t:' .. t .. ':holders', prefix .. ':t:' .. t .. ':opts'
+  if mode == 'release' then
+    redis.call('ZREM', hk, ARGV[i + 1])
+    if not prune(hk, ok, now) then redis.call('SREM', KEYS[1], t) end
+  else
+    prune(hk, ok, now)
+    redis.call('ZADD', hk, num(now + ttl), ARGV[i + 1])
+    if mode == 'bind' then redis.call('HSET', ok, ARGV[i + 2], ARGV[i + 3]) else redis.call('HSETNX', ok, ARGV[i + 2], ARGV[i + 3]) end
+    redis.call('SADD', KEYS[1], t)
+  end
+end
+return 1`;
+
+/** Topics with live bindings: `{encoded topic, count, queue…, …}`. KEYS: topics set. ARGV: prefix. */
+const TOPICS = `${PRELUDE}${TOPIC_PRELUDE}
+local now = clock()
+local reply = {}
+for _, t in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local hk, ok = ARGV[1] .. ':t:' .. t .. ':holders', ARGV[1] .. ':t:' .. t .. ':opts'
+  local _, list = bindings(hk, ok, now)
+  if #list == 0 and not prune(hk, ok, now) then redis.call('SREM', KEYS[1], t) end
+  if #list > 0 then
+    reply[#reply + 1] = t
+    reply[#reply + 1] = #list / 2
+    for i = 1, #list, 2 do reply[#reply + 1] = list[i] end
+  end
+end
+return reply`;
+
+/**
+ * One consumer's fetch, in one call: moves what is due to waiting (`promote`: due delayed messages and
+ * retries, expired leases of any engine, groups whose retry is due), then leases up to n messages,
+ * alternating between ready groups and ungrouped messages so neither starves the other.
+ * Reply: `{ms until the next due time or -1, then per message: id, body, attempt, token, group}`.
+ * KEYS: base. ARGV: n, lease ms.
+ */
+const FETCH = `${PRELUDE}
+local b = KEYS[1]
+local n, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
+local now = clock()
+promote(b, now)
+local reply = {-1}
+local taken = 0
+while taken < n do
+  local ready, waiting = redis.call('LLEN', b .. ':ready'), redis.call('LLEN', b .. ':wait')
+  local id, g
+  if ready > 0 and (waiting == 0 or ready >= waiting) then
+    g = redis.call('LPOP', b .. ':ready')
+    id = redis.call('LINDEX', b .. ':g:' .. g, 0)
+    if id then redis.call('HSET', b .. ':gstate', g, 'b') else redis.call('HDEL', b .. ':gstate', g) end
+  elseif waiting > 0 then
+    id = redis.call('LPOP', b .. ':wait')
+  else
+    break
+  end
+  if id then
+    local body = redis.call('HGET', b .. ':msg', id)
+    if body then
+      local token = redis.call('INCR', b .. ':seq')
+      redis.call('HSET', b .. ':tok', id, token)
+      redis.call('ZADD', b .. ':lease', num(now + lease), id)
+      reply[#reply + 1] = id
+      reply[#reply + 1] = body
+      reply[#reply + 1] = redis.call('HINCRBY', b .. ':att', id, 1)
+      reply[#reply + 1] = token
+      if g then reply[#reply + 1] = '=' .. g else reply[#reply + 1] = '' end
+      taken = taken + 1
+    elseif g then
+      release(b, g, id)
+    end
+  end
+end
+for _, k in ipairs({':delayed', ':retry', ':gdelay', ':lease'}) do
+  local first = redis.call('ZRANGE', b .. k, 0, 0, 'WITHSCORES')
+  if first[2] then
+    local wait = math.max(0, tonumber(first[2]) - now)
+    if reply[1] < 0 or wait < reply[1] then reply[1] = wait end
+  end
+end
+return reply`;
+
+/**
+ * Settles a delivery; ignored (reply 0) unless it is still the message's current delivery (token).
+ * KEYS: base, dead queues set. ARGV: id, token, ack|retry|defer|dead, delay ms, error, encoded queue name.
+ */
+const SETTLE = `${PRELUDE}
+local b, id, kind = KEYS[1], ARGV[1], ARGV[3]
+if redis.call('HGET', b .. ':tok', id) ~= ARGV[2] then return 0 end
+local now, us = clock()
+redis.call('ZREM', b .. ':lease', id)
+redis.call('HDEL', b .. ':tok', id)
+local g = redis.call('HGET', b .. ':grp', id)
+local wake = false
+if kind == 'ack' then
+  forget(b, id)
+  if g then wake = release(b, g, id) end
+elseif kind == 'dead' then
+  redis.call('ZADD', b .. ':dead', num(us), id)
+  redis.call('HSET', b .. ':derr', id, ARGV[5])
+  redis.call('SADD', KEYS[2], ARGV[6])
+  if g then wake = release(b, g, id) end
+else
+  if kind == 'defer' then redis.call('HINCRBY', b .. ':att', id, -1) end
+  local delay = tonumber(ARGV[4])
+  if g then
+    if delay > 0 then redis.call('ZADD', b .. ':gdelay', num(now + delay), g) else unblock(b, g) end
+  elseif delay > 0 then
+    redis.call('ZADD', b .. ':retry', num(now + delay), id)
+  else
+    redis.call('LPUSH', b .. ':wait', id)
+  end
+  wake = true
+end
+if wake then redis.call('PUBLISH', b .. ':wake', '') end
+return 1`;
+
+/** `{waiting, in flight, delayed, dead}` as of one moment (what is due counted as waiting, even with no consumer). KEYS: base. */
+const STATS = `${PRELUDE}
+local b = KEYS[1]
+promote(b, clock())
+local waiting = redis.call('LLEN', b .. ':wait')
+local st = redis.call('HGETALL', b .. ':gstate')
+for i = 1, #st, 2 do
+  waiting = waiting + redis.call('LLEN', b .. ':g:' .. st[i])
+  if st[i + 1] == 'b' then waiting = waiting - 1 end
+end
+local delayed = redis.call('ZCARD', b .. ':delayed') + redis.call('ZCARD', b .. ':retry') + redis.call('ZCARD', b .. ':gdelay')
+return {waiting, redis.call('ZCARD', b .. ':lease'), delayed, redis.call('ZCARD', b .. ':dead')}`;
+
+/**
+ * Waiting messages: `{grouped (0/1), then per message: id, body, group}`. Without groups, the page of the
+ * list; with groups every waiting message (the caller orders them by publish time and pages). KEYS: base.
+ * ARGV: offset, limit.
+ */
+const PEEK = `${PRELUDE}
+local b = KEYS[1]
+promote(b, clock())
+local st = redis.call('HGETALL', b .. ':gstate')
+local reply = {0}
+local function add(ids, g)
+  for i, id in ipairs(ids) do
+    reply[#reply + 1] = id
+    reply[#reply + 1] = redis.call('HGET', b .. ':msg', id) or 'null'
+    reply[#reply + 1] = g
+  end
+end
+if #st == 0 then
+  local from = tonumber(ARGV[1])
+  add(redis.call('LRANGE', b .. ':wait', from, from + tonumber(ARGV[2]) - 1), '')
+  return reply
+end
+reply[1] = 1
+add(redis.call('LRANGE', b .. ':wait', 0, -1), '')
+for i = 1, #st, 2 do
+  local first = 0
+  if st[i + 1] == 'b' then first = 1 end
+  add(redis.call('LRANGE', b .. ':g:' .. st[i], first, -1), '=' .. st[i])
+end
+return reply`;
+
+/** Removes a waiting message (not one in flight, delayed or dead): 1, or 0 when there is none. KEYS: base. ARGV: id. */
+const REMOVE = `${PRELUDE}
+local b, id = KEYS[1], ARGV[1]
+if redis.call('LREM', b .. ':wait', 1, id) == 0 then
+  local g = redis.call('HGET', b .. ':grp', id)
+  if not g then return 0 end
+  local gk = b .. ':g:' .. g
+  if redis.call('HGET', b .. ':gstate', g) == 'b' and redis.call('LINDEX', gk, 0) == id then return 0 end
+  if redis.call('LREM', gk, 1, id) == 0 then return 0 end
+  if redis.call('LLEN', gk) == 0 then
+    redis.call('HDEL', b .. ':gstate', g)
+    redis.call('LREM', b .. ':ready', 1, g)
+  end
+end
+forget(b, id)
+return 1`;
+
+/** Dead letters newest first: per letter id, body, error, attempts, failure µs, group. KEYS: base. ARGV: offset, limit. */
+const DEAD_LETTERS = `
+local b = KEYS[1]
+local from = tonumber(ARGV[1])
+local page = redis.call('ZREVRANGE', b .. ':dead', from, from + tonumber(ARGV[2]) - 1, 'WITHSCORES')
+local reply = {}
+for i = 1, #page, 2 do
+  local id = page[i]
+  local g = redis.call('HGET', b .. ':grp', id)
+  reply[#reply + 1] = id
+  reply[#reply + 1] = redis.call('HGET', b .. ':msg', id) or 'null'
+  reply[#reply + 1] = redis.call('HGET', b .. ':derr', id) or ''
+  reply[#reply + 1] = redis.call('HGET', b .. ':att', id) or '0'
+  reply[#reply + 1] = page[i + 1]
+  if g then reply[#reply + 1] = '=' .. g else reply[#reply + 1] = '' end
+end
+return reply`;
+
+/**
+ * Moves dead letters back to waiting with their attempts reset (oldest failure first): all of them
+ * (ARGV[2] = `all`), or the one with id ARGV[3]. Replies how many. KEYS: base, dead queues set. ARGV[1]: encoded queue name.
+ */
+const REDRIVE = `${PRELUDE}
+local b = KEYS[1]
+local ids
+if ARGV[2] == 'all' then
+  ids = redis.call('ZRANGE', b .. ':dead', 0, -1)
+elseif redis.call('ZSCORE', b .. ':dead', ARGV[3]) then
+  ids = {ARGV[3]}
+else
+  return 0
+end
+for _, id in ipairs(ids) do
+  redis.call('ZREM', b .. ':dead', id)
+  redis.call('HDEL', b .. ':derr', id)
+  redis.call('HDEL', b .. ':att', id)
+  append(b, id, redis.call('HGET', b .. ':grp', id))
+end
+if redis.call('ZCARD', b .. ':dead') == 0 then redis.call('SREM', KEYS[2], ARGV[1]) end
+if #ids > 0 then redis.call('PUBLISH', b .. ':wake', '') end
+return #ids`;
+
+/** Deletes a dead letter: 1, or 0 when there is none. KEYS: base, dead queues set. ARGV: encoded queue name, id. */
+const DISCARD = `${PRELUDE}
+local b, id = KEYS[1], ARGV[2]
+if redis.call('ZREM', b .. ':dead', id) == 0 then return 0 end
+redis.call('HDEL', b .. ':derr', id)
+forget(b, id)
+if redis.call('ZCARD', b .. ':dead') == 0 then redis.call('SREM', KEYS[2], ARGV[1]) end
+return 1`;
+
+/** Queues with dead letters: `{encoded name, count, …}`. KEYS: dead queues set. ARGV: prefix. */
+const DEAD_QUEUES = `
+local reply = {}
+for _, q in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local n = redis.call('ZCARD', ARGV[1] .. ':q:' .. q .. ':dead')
+  if n > 0 then
+    reply[#reply + 1] = q
+    reply[#reply + 1] = n
+  end
+end
+return reply`;
+
+/** Every script, by the command name it is registered under, with how many of its arguments are keys. */
+export const QUEUE_SCRIPTS = {
+  flintQueuePublish: { numberOfKeys: 1, lua: PUBLISH },
+  flintQueuePublishTopic: { numberOfKeys: 2, lua: PUBLISH_TOPIC },
+  flintQueueHold: { numberOfKeys: 1, lua: HOLD },
+  flintQueueTopics: { numberOfKeys: 1, lua: TOPICS },
+  flintQueueFetch: { numberOfKeys: 1, lua: FETCH },
+  flintQueueSettle: { numberOfKeys: 2, lua: SETTLE },
+  flintQueueStats: { numberOfKeys: 1, lua: STATS },
+  flintQueuePeek: { numberOfKeys: 1, lua: PEEK },
+  flintQueueRemove: { numberOfKeys: 1, lua: REMOVE },
+  flintQueueDeadLetters: { numberOfKeys: 1, lua: DEAD_LETTERS },
+  flintQueueRedrive: { numberOfKeys: 2, lua: REDRIVE },
+  flintQueueDiscard: { numberOfKeys: 2, lua: DISCARD },
+  flintQueueDeadQueues: { numberOfKeys: 1, lua: DEAD_QUEUES },
+} as const;
+
+type Arg = string | number;
+type Reply = (string | number)[];
+
+/** The client's script commands (ioredis adds one method per `defineCommand`). */
+export interface QueueScripts {
+  flintQueuePublish(base: string, ...args: Arg[]): Promise<number>;
+  flintQueuePublishTopic(holders: string, options: string, ...args: Arg[]): Promise<Reply>;
+  flintQueueHold(topics: string, ...args: Arg[]): Promise<number>;
+  flintQueueTopics(topics: string, prefix: string): Promise<Reply>;
+  flintQueueFetch(base: string, n: number, leaseMs: number): Promise<Reply>;
+  flintQueueSettle(base: string, deadQueues: string, ...args: Arg[]): Promise<number>;
+  flintQueueStats(base: string): Promise<number[]>;
+  flintQueuePeek(base: string, offset: number, limit: number): Promise<Reply>;
+  flintQueueRemove(base: string, id: string): Promise<number>;
+  flintQueueDeadLetters(base: string, offset: number, limit: number): Promise<string[]>;
+  flintQueueRedrive(base: string, deadQueues: string, queue: string, mode: 'all' | 'one', id: string): Promise<number>;
+  flintQueueDiscard(base: string, deadQueues: string, queue: string, id: string): Promise<number>;
+  flintQueueDeadQueues(deadQueues: string, prefix: string): Promise<Reply>;
+}
