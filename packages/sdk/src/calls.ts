@@ -90,9 +90,16 @@ export class Calls {
     else p.resolve(msg.result === undefined ? null : msg.result);
   }
 
-  /** Reconnecting stopped: the calls still queued can never be sent. */
+  /**
+   * Reconnecting stopped: the calls still queued can never be sent, and the calls already sent can never
+   * be answered (an answer only comes back on a reattached connection), so both fail now rather than at
+   * their time-out.
+   */
   connectionFailed(): void {
-    for (const [id, p] of this.pending) if (p.queued) this.fail(id, this.notConnected(p.functionId, this.gaveUp()));
+    for (const [id, p] of this.pending) {
+      const reason = p.queued ? this.gaveUp() : `the call was sent but the connection was lost before its answer came; ${this.gaveUp()}`;
+      this.fail(id, this.notConnected(p.functionId, reason));
+    }
   }
 
   /** Rejects every pending call with worker_shutting_down. */

@@ -7,7 +7,8 @@ import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FlintInvocationError, type Worker, type WorkerOptions } from '@flint/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanup, freePort, rejection, sleep, startTestEngine, startWorker, track, waitFor, within } from './support.js';
+import { WebSocketServer } from 'ws';
+import { cleanup, deferred, freePort, rejection, sleep, startTestEngine, startWorker, track, waitFor, within } from './support.js';
 
 afterEach(cleanup);
 
@@ -167,5 +168,31 @@ describe('a worker whose engine went away', () => {
     await waitFor(() => lines.length === 2, 2000, 'the second outage to be logged');
     const refused = `[flint] cannot reach the engine at ${url} (connection refused); retrying quietly`;
     expect(lines).toEqual([refused, refused]);
+  });
+});
+
+describe('a call in flight when the connection is lost for good', () => {
+  it('with reconnecting off, a call already sent fails at once with not_connected instead of at its time-out', async () => {
+    // A bridge that takes the call and then drops the connection without answering (an engine killed).
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    track(() => new Promise((resolve) => server.close(resolve)));
+    const received = deferred();
+    server.on('connection', (socket) => {
+      socket.on('message', (raw) => {
+        if (JSON.parse(raw.toString()).type !== 'invokefunction') return;
+        received.resolve();
+        socket.terminate();
+      });
+    });
+    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const caller = startWorker(url, { reconnect: { maxRetries: 0 }, invocationTimeoutMs: 30_000, announce: false });
+    await caller.waitConnected();
+    const began = Date.now();
+    const call = caller.trigger({ function_id: 'slow::never', payload: {} });
+    await received.promise;
+    const err = await notConnected(call);
+    expect(Date.now() - began).toBeLessThan(5000);
+    expect(err.message).toContain('the call was sent but the connection was lost before its answer came');
   });
 });
