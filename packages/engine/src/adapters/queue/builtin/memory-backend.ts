@@ -122,6 +122,8 @@ export class MemoryQueueBackend implements QueueBackend {
 }
 
 function stored(message: NewMessage, group: string | undefined): StoredMessage {
+  // Every field set, in one order (recovery builds the same shape): the queue's code sees one shape,
+  // and file_based setting the body fields later allocates nothing more per message.
   return {
     id: randomUUID(),
     seq: nextSeq(),
@@ -132,5 +134,8 @@ function stored(message: NewMessage, group: string | undefined): StoredMessage {
     traceparent: message.traceparent,
     baggage: message.baggage,
     functionId: message.functionId,
+    body: undefined,
+    bodyAt: 0,
+    bodyLength: 0,
   };
 }

@@ -248,10 +248,13 @@ export class MemoryQueue {
    * message, without building a list (a queue may hold millions).
    */
   liveMessages(visit: (msg: StoredMessage, dueAt: number | undefined, retry: boolean) => void): void {
-    for (const msg of this.main.toArray()) visit(msg, undefined, false);
+    this.main.forEach((msg) => visit(msg, undefined, false));
     for (const lane of this.lanes.values()) {
-      const items = lane.items.toArray();
-      for (let i = lane.busy ? 1 : 0; i < items.length; i++) visit(items[i] as StoredMessage, undefined, false);
+      let head = lane.busy; // in flight or waiting for its retry: visited below
+      lane.items.forEach((msg) => {
+        if (head) head = false;
+        else visit(msg, undefined, false);
+      });
     }
     for (const f of this.inFlight.values()) visit(f.msg, undefined, false);
     for (const t of this.timed.values()) visit(t.msg, t.dueAt, t.retry);

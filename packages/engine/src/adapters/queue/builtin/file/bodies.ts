@@ -66,11 +66,18 @@ export class BodyFile implements BodySource {
 }
 
 /**
- * A message whose record is queued but not written yet: its data's JSON text is in `msg.data` until
- * the log says where the record landed (then `msg.body` points to the log file and the text is dropped).
+ * A message whose record is queued but not written yet: `msg.data` holds the record's frame (and
+ * `bodyAt` / `bodyLength` the data's place in it) until the log says where the record landed; then
+ * `msg.body` points to the log file and the frame is dropped.
  */
 export const PENDING: BodySource = {
   async load(msg: StoredMessage): Promise<unknown> {
-    return JSON.parse(msg.data as string);
+    return JSON.parse(pendingBody(msg).toString('utf8'));
   },
 };
+
+/** The data's JSON text of a PENDING message, as bytes. */
+export function pendingBody(msg: StoredMessage): Buffer {
+  const at = msg.bodyAt as number;
+  return (msg.data as Buffer).subarray(at, at + (msg.bodyLength as number));
+}

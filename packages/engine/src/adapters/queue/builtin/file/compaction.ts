@@ -5,7 +5,7 @@ import type { GroupCommitLog } from '../../../shared/group-commit.js';
 import type { AdapterLog } from '../../../shared/log.js';
 import type { MemoryQueueBackend } from '../memory-backend.js';
 import type { DeadEntry, StoredMessage } from '../memory-queue.js';
-import { BodyFile, PENDING } from './bodies.js';
+import { BodyFile, PENDING, pendingBody } from './bodies.js';
 import { encodeFrame } from './frame.js';
 import type { FileJournal } from './journal.js';
 import { SNAPSHOT, SNAPSHOT_FORMAT, SNAPSHOT_TMP, listLogs, logName } from './layout.js';
@@ -122,7 +122,7 @@ export class Compactor {
     const entries = copy.reduce((sum, q) => sum + q.live.length + q.dead.length, 0);
     // Where each copied message's data lands in the snapshot, in copy order (live, then dead, per queue).
     const bodyAt = new Float64Array(entries);
-    const bodyLength = new Float64Array(entries);
+    const bodyLength = new Uint32Array(entries); // a frame's payload length is a u32
     let fh: FileHandle | undefined;
     let snapshot: BodyFile | undefined;
     let size = 0;
@@ -235,7 +235,7 @@ class WindowReader {
   async dataOf(msg: StoredMessage): Promise<string | Buffer> {
     const source = msg.body;
     if (source === undefined) return JSON.stringify(msg.data) ?? 'null';
-    if (source === PENDING) return msg.data as string;
+    if (source === PENDING) return pendingBody(msg);
     const file = source as BodyFile;
     const at = msg.bodyAt as number;
     const length = msg.bodyLength as number;

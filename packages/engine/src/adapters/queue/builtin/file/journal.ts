@@ -28,15 +28,16 @@ export class FileJournal implements QueueJournal {
   stored(queue: string, msg: StoredMessage, dueAt: number | undefined): void {
     if (this.log.failure) throw this.log.failure;
     if (this.closed) throw this.closedError();
-    const json = encodeData(msg.data);
-    const { frame, bodyOffset, bodyLength } = putFrame(queue, msg, json, dueAt);
-    msg.data = json;
+    const { frame, bodyOffset, bodyLength } = putFrame(queue, msg, encodeData(msg.data), dueAt);
+    // Until the record is written, the data is read from the frame (off the JS heap, unlike its text).
+    msg.data = frame;
     msg.body = PENDING;
+    msg.bodyAt = bodyOffset;
+    msg.bodyLength = bodyLength;
     void this.log.append(frame, (offset) => {
       if (msg.body !== PENDING) return; // a snapshot copied it meanwhile and points there
       msg.body = this.current;
       msg.bodyAt = offset + bodyOffset;
-      msg.bodyLength = bodyLength;
       msg.data = undefined;
     });
   }
