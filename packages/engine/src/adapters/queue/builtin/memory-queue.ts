@@ -248,7 +248,9 @@ export class MemoryQueue {
    * message, without building a list (a queue may hold millions).
    */
   liveMessages(visit: (msg: StoredMessage, dueAt: number | undefined, retry: boolean) => void): void {
-    this.main.forEach((msg) => visit(msg, undefined, false));
+    this.main.forEach((msg) => {
+      visit(msg, undefined, false);
+    });
     for (const lane of this.lanes.values()) {
       let head = lane.busy; // in flight or waiting for its retry: visited below
       lane.items.forEach((msg) => {
