@@ -109,11 +109,6 @@ export class MemoryQueueBackend implements QueueBackend {
     return this.queues.values();
   }
 
-  /** Whether `close` was called. */
-  get isClosed(): boolean {
-    return this.closed;
-  }
-
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
