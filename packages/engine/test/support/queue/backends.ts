@@ -2,6 +2,7 @@
  * The queue backends the contract suite (and the queue module's tests) run against. Each entry opens a
  * fresh, isolated place per test and removes it afterwards.
  *
+ * - builtin file_based: a temp folder per test, removed in cleanup.
  * - redis: the real server at FLINT_TEST_REDIS_URL (default redis://127.0.0.1:6379), a unique `prefix`
  *   per test, every key under it deleted in cleanup.
  * - rabbitmq: the real broker at FLINT_TEST_AMQP_URL, a unique name prefix per test, every queue and
@@ -11,7 +12,9 @@
  * FLINT_REQUIRE_SERVICES=1.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { deleteKeysWithPrefix } from '../services/redis-server.js';
 import { gateService, serviceAvailable } from '../services/services.js';
 import { AMQP_URL, deleteRabbitObjects, rabbitmq, uniquePrefix } from './rabbitmq.js';
@@ -42,6 +45,22 @@ export const QUEUE_BACKENDS: QueueBackendCase[] = [
     persistent: false,
     async prepare() {
       return { ref: { name: 'builtin', config: { store_method: 'in_memory' } }, configDir: process.cwd(), async cleanup() {} };
+    },
+  },
+  {
+    name: 'builtin file_based',
+    available: true,
+    persistent: true,
+    async prepare() {
+      // A temp folder per test (absolute: engines started by the module tests resolve relative paths against their own folder).
+      const configDir = await mkdtemp(join(tmpdir(), 'flint-queue-contract-'));
+      return {
+        ref: { name: 'builtin', config: { store_method: 'file_based', file_path: join(configDir, 'queues') } },
+        configDir,
+        async cleanup() {
+          await rm(configDir, { recursive: true, force: true });
+        },
+      };
     },
   },
   {

@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import zlib from 'node:zlib';
+import { crc32 } from '../../shared/crc32.js';
 
 /**
  * The line format shared by the log and the snapshot of the `file_based` KvStore:
@@ -13,26 +13,6 @@ export type KvRecord =
   | { o: 'd'; s: string; k: string }
   | { o: 'h'; format: number; generation: number; entries: number }
   | { o: 'e'; entries: number };
-
-const TABLE = (() => {
-  const table = new Int32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c;
-  }
-  return table;
-})();
-
-/** Table CRC-32 (IEEE), for runtimes without `zlib.crc32` (added in Node 20.15 / 22.2). */
-function tableCrc32(data: string | Uint8Array): number {
-  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  let crc = -1;
-  for (let i = 0; i < bytes.length; i++) crc = TABLE[(crc ^ bytes[i]!) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ -1) >>> 0;
-}
-
-const crc32: (data: string | Uint8Array) => number = typeof zlib.crc32 === 'function' ? (data) => zlib.crc32(data) : tableCrc32;
 
 function crcHex(data: string | Uint8Array): string {
   return (crc32(data) >>> 0).toString(16).padStart(8, '0');

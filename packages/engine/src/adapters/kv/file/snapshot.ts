@@ -1,8 +1,8 @@
 import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRIVATE_FILE_MODE, describeError, fsyncDir, writeAll } from '../../shared/files.js';
+import type { GroupCommitLog } from '../../shared/group-commit.js';
 import type { AdapterLog } from '../../shared/log.js';
-import type { GroupCommitLog } from './group-commit.js';
 import { SNAPSHOT, SNAPSHOT_FORMAT, SNAPSHOT_TMP, listLogs, logName } from './layout.js';
 import { encodeLine, setJson } from './record.js';
 

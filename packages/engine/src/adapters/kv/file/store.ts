@@ -2,13 +2,13 @@ import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { FlintError } from '@flint/protocol';
 import { PRIVATE_DIR_MODE, describeError, errnoCode, makeDirectory } from '../../shared/files.js';
+import { GroupCommitLog } from '../../shared/group-commit.js';
+import { type HeldLock, acquireLock } from '../../shared/lock.js';
 import type { AdapterLog } from '../../shared/log.js';
 import { MemoryKvStore } from '../memory.js';
 import type { KvEntry, KvUpdateResult, KvUpdater, KvWriteResult } from '../types.js';
-import { GroupCommitLog } from './group-commit.js';
 import { unavailable } from './layout.js';
-import { type HeldLock, acquireLock } from './lock.js';
-import { deleteJson, setJson } from './record.js';
+import { deleteJson, encodeLine, setJson } from './record.js';
 import { recover } from './recovery.js';
 import { Compactor } from './snapshot.js';
 
@@ -36,6 +36,11 @@ function encodeValue(value: unknown): { json: string; stored: unknown } {
   if (json === undefined) return { json: 'null', stored: null };
   const stored = typeof value === 'string' || typeof value === 'boolean' || value === null ? value : JSON.parse(json);
   return { json, stored };
+}
+
+/** One log record: a checksummed line (record.ts). */
+function line(json: string): Buffer {
+  return Buffer.from(encodeLine(json), 'utf8');
 }
 
 export class FileKvStore extends MemoryKvStore {
@@ -89,7 +94,7 @@ export class FileKvStore extends MemoryKvStore {
     this.check();
     const { json, stored } = encodeValue(value);
     const result = this.apply(scope, key, stored, false);
-    await this.log.append(setJson(scope, key, json));
+    await this.log.append(line(setJson(scope, key, json)));
     return result;
   }
 
@@ -97,7 +102,7 @@ export class FileKvStore extends MemoryKvStore {
     this.check();
     const result = this.apply(scope, key, null, true);
     // Nothing to write for a missing key, but the answer rests on earlier writes: wait until they are durable.
-    await (result.existed ? this.log.append(deleteJson(scope, key)) : this.log.durable());
+    await (result.existed ? this.log.append(line(deleteJson(scope, key))) : this.log.durable());
     return result;
   }
 
@@ -109,7 +114,7 @@ export class FileKvStore extends MemoryKvStore {
     const { value, extra } = updater(current);
     const { json, stored } = encodeValue(value);
     const write = this.apply(scope, key, stored, false);
-    await this.log.append(setJson(scope, key, json));
+    await this.log.append(line(setJson(scope, key, json)));
     return { ...write, new_value: stored, extra };
   }
 
@@ -145,7 +150,15 @@ export class FileKvStore extends MemoryKvStore {
     this.lock = await acquireLock(dir, realDir);
     try {
       const found = await recover(dir, (scope, key, value, remove) => this.apply(scope, key, value, remove), this.logger);
-      this.log = new GroupCommitLog(found.log, found.logBytes, dir, this.stats, () => this.compactIfDue());
+      this.log = new GroupCommitLog(found.log, found.logBytes, {
+        stats: this.stats,
+        betweenBatches: () => this.compactIfDue(),
+        failure: (err) =>
+          unavailable(
+            `writing the state log in ${dir} failed (${describeError(err)}); the store accepts no more calls — restart the engine to recover from what reached the disk`,
+            dir,
+          ),
+      });
       this.compactor = new Compactor({
         dir,
         generation: found.generation,

@@ -47,6 +47,11 @@ export class Deque<T> {
     return true;
   }
 
+  /** Calls `visit` with each item, first to last, without copying them out. */
+  forEach(visit: (item: T) => void): void {
+    for (let i = 0; i < this.count; i++) visit(this.items[(this.head + i) & (this.items.length - 1)] as T);
+  }
+
   toArray(): T[] {
     const out: T[] = [];
     for (let i = 0; i < this.count; i++) out.push(this.items[(this.head + i) & (this.items.length - 1)] as T);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { groupOf } from '../groups.js';
 import type { BindOptions, ConsumeOptions, Consumer, DeadLetter, DeliveryHandler, NewMessage, QueueBackend, QueueStats, WaitingMessage } from '../types.js';
-import { MemoryQueue, type QueueJournal, type StoredMessage, nextSeq } from './memory-queue.js';
+import { MemoryQueue, type QueueJournal, type StoredMessage, deadView, loadData, nextSeq, waitingView } from './memory-queue.js';
 
 /**
  * The builtin queue backend in memory: one MemoryQueue per queue and the topic bindings of this
@@ -75,7 +75,8 @@ export class MemoryQueueBackend implements QueueBackend {
   }
 
   async peek(queue: string, offset: number, limit: number): Promise<WaitingMessage[]> {
-    return this.queues.get(queue)?.peek(offset, limit) ?? [];
+    const page = this.queues.get(queue)?.peek(offset, limit) ?? [];
+    return Promise.all(page.map(async (m) => waitingView(m, await loadData(m))));
   }
 
   async remove(queue: string, id: string): Promise<boolean> {
@@ -83,7 +84,8 @@ export class MemoryQueueBackend implements QueueBackend {
   }
 
   async deadLetters(queue: string, offset: number, limit: number): Promise<DeadLetter[]> {
-    return this.queues.get(queue)?.deadLetters(offset, limit) ?? [];
+    const page = this.queues.get(queue)?.deadLetters(offset, limit) ?? [];
+    return Promise.all(page.map(async (d) => deadView(d, await loadData(d.msg))));
   }
 
   async redrive(queue: string): Promise<number> {
@@ -115,6 +117,8 @@ export class MemoryQueueBackend implements QueueBackend {
 }
 
 function stored(message: NewMessage, group: string | undefined): StoredMessage {
+  // Every field set, in one order (recovery builds the same shape): the queue's code sees one shape,
+  // and file_based setting the body fields later allocates nothing more per message.
   return {
     id: randomUUID(),
     seq: nextSeq(),
@@ -125,5 +129,8 @@ function stored(message: NewMessage, group: string | undefined): StoredMessage {
     traceparent: message.traceparent,
     baggage: message.baggage,
     functionId: message.functionId,
+    body: undefined,
+    bodyAt: 0,
+    bodyLength: 0,
   };
 }

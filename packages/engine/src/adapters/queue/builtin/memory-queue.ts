@@ -7,7 +7,13 @@ export interface StoredMessage {
   id: string;
   /** Publish order within the store (peek sorts by it). */
   seq: number;
+  /** The message's data; with `body` set, what that source needs instead (file_based keeps data on disk). */
   data: unknown;
+  /** Where the data is read from when it is not kept in memory (file_based: a log or snapshot file). */
+  body?: BodySource;
+  /** For `body`: the byte offset and length of the data's JSON text in its file. */
+  bodyAt?: number;
+  bodyLength?: number;
   /** Deliveries so far (a deferred delivery does not count). */
   attempts: number;
   publishedAt: number;
@@ -15,6 +21,25 @@ export interface StoredMessage {
   traceparent?: string;
   baggage?: string;
   functionId?: string;
+}
+
+/** Reads a message's data that is not kept in memory. */
+export interface BodySource {
+  load(msg: StoredMessage): Promise<unknown>;
+}
+
+/** A message's data: at hand (in_memory), or read from where it is stored (file_based). */
+export function loadData(msg: StoredMessage): unknown | Promise<unknown> {
+  return msg.body === undefined ? msg.data : msg.body.load(msg);
+}
+
+/** A dead letter as the store keeps it: the message (its data possibly on disk) and why it died. */
+export interface DeadEntry {
+  msg: StoredMessage;
+  error: string;
+  /** Attempts made when it died. */
+  attempts: number;
+  failedAt: number;
 }
 
 /** A FIFO group: its messages in order; while busy, its head is in flight or waiting to be retried. */
@@ -44,13 +69,37 @@ interface Timed {
   run: () => void;
   /** The message that waits (a publish delay, a retry). */
   msg: StoredMessage;
+  /** A retry (or defer): the message goes back first of its queue or group, not last. */
+  retry: boolean;
 }
 
-/** What happened to a queue's messages, for a store that writes it down (file_based). */
+/** A message not dead, as `liveMessages` lists it for a snapshot. */
+export interface LiveMessage {
+  msg: StoredMessage;
+  /** Delayed until then. */
+  dueAt?: number;
+  /** Waiting for a retry: first of its queue or group once due (see `restore`). */
+  retry?: boolean;
+}
+
+/**
+ * What happened to a queue's messages, for a store that writes it down (file_based). Called
+ * synchronously with every change; only `stored` may throw (the message is then not stored).
+ */
 export interface QueueJournal {
+  /** A new message (published). */
   stored(queue: string, msg: StoredMessage, dueAt: number | undefined): void;
+  /** Handed to a consumer: `msg.attempts` counted up. */
+  delivered(queue: string, msg: StoredMessage): void;
+  /** To go again (a retry, a defer, an expired lease), after `dueAt` when set; `msg.attempts` as it stands. */
+  rescheduled(queue: string, msg: StoredMessage, dueAt: number | undefined): void;
+  /** Gone: acked, or removed while waiting. */
   removed(queue: string, id: string): void;
-  dead(queue: string, letter: DeadLetter): void;
+  /** Moved to the dead letters. */
+  dead(queue: string, entry: DeadEntry): void;
+  /** A dead letter moved back to waiting (last), its attempts reset. */
+  revived(queue: string, msg: StoredMessage): void;
+  /** A dead letter discarded. */
   deadRemoved(queue: string, id: string): void;
 }
 
@@ -65,7 +114,9 @@ export class MemoryQueue {
   private readonly ready = new Deque<Lane>();
   private readonly timed = new DueHeap<Timed>((t) => t.run());
   private readonly inFlight = new Map<string, InFlight>();
-  private readonly dead: DeadLetter[] = [];
+  private readonly dead: DeadEntry[] = [];
+  /** Deliveries whose data is being read (file_based): handed over in delivery order. */
+  private handoffs: Promise<void> = Promise.resolve();
   private consumers: ConsumerSlot[] = [];
   private nextConsumer = 0;
   private dispatching = false;
@@ -84,17 +135,36 @@ export class MemoryQueue {
     this.place(msg, dueAt);
   }
 
-  /** Puts a recovered message back (no journal entry): waiting, or delayed until `dueAt`. */
-  restore(msg: StoredMessage, dueAt: number | undefined): void {
-    this.place(msg, dueAt);
+  /**
+   * Puts a recovered message back (no journal entry), after the ones restored before it: waiting, or
+   * delayed until `dueAt`. A `retry` goes back as it waited: a FIFO group's head (the group waits for
+   * it), or first of the queue once due.
+   */
+  restore(msg: StoredMessage, dueAt: number | undefined, retry = false): void {
+    const due = dueAt !== undefined && dueAt > Date.now();
+    if (!retry || (!due && msg.group === undefined)) return this.place(msg, due ? dueAt : undefined);
+    if (msg.group === undefined) {
+      this.timed.add({ dueAt: dueAt as number, run: () => this.front(msg), msg, retry: true });
+      return;
+    }
+    const lane = this.laneOf(msg.group);
+    lane.items.unshift(msg);
+    if (!due) {
+      this.queueLane(lane);
+      this.kick();
+      return;
+    }
+    lane.busy = true; // takeNext skips it should the lane be in the ready ring already
+    this.timed.add({ dueAt: dueAt as number, run: () => this.unblock(lane), msg, retry: true });
   }
 
-  restoreDead(letter: DeadLetter): void {
-    this.dead.push(letter);
+  /** Puts a recovered dead letter back (after the ones restored before it: newest failure last). */
+  restoreDead(entry: DeadEntry): void {
+    this.dead.push(entry);
   }
 
   private place(msg: StoredMessage, dueAt: number | undefined): void {
-    if (dueAt !== undefined && dueAt > Date.now()) this.timed.add({ dueAt, run: () => this.append(msg), msg });
+    if (dueAt !== undefined && dueAt > Date.now()) this.timed.add({ dueAt, run: () => this.append(msg), msg, retry: false });
     else this.append(msg);
   }
 
@@ -114,9 +184,10 @@ export class MemoryQueue {
     return { waiting, inFlight: this.inFlight.size, delayed: this.timed.size, dead: this.dead.length };
   }
 
-  peek(offset: number, limit: number): WaitingMessage[] {
+  /** Waiting messages, oldest first (their data may still have to be loaded: `loadData`). */
+  peek(offset: number, limit: number): StoredMessage[] {
     const all = this.waitingMessages().sort((a, b) => a.seq - b.seq);
-    return all.slice(offset, offset + limit).map(waitingView);
+    return all.slice(offset, offset + limit);
   }
 
   remove(id: string): boolean {
@@ -137,8 +208,11 @@ export class MemoryQueue {
     return removed;
   }
 
-  deadLetters(offset: number, limit: number): DeadLetter[] {
-    return [...this.dead].reverse().slice(offset, offset + limit);
+  /** Dead letters, newest failure first (their data may still have to be loaded: `loadData`). */
+  deadLetters(offset: number, limit: number): DeadEntry[] {
+    const out: DeadEntry[] = [];
+    for (let i = this.dead.length - 1 - offset; i >= 0 && out.length < limit; i--) out.push(this.dead[i] as DeadEntry);
+    return out;
   }
 
   redrive(): number {
@@ -149,16 +223,16 @@ export class MemoryQueue {
   }
 
   redriveMessage(id: string): boolean {
-    const at = this.dead.findIndex((d) => d.id === id);
+    const at = this.dead.findIndex((d) => d.msg.id === id);
     if (at < 0) return false;
-    const [letter] = this.dead.splice(at, 1) as [DeadLetter];
-    this.revive(letter);
+    const [entry] = this.dead.splice(at, 1) as [DeadEntry];
+    this.revive(entry);
     this.kick();
     return true;
   }
 
   discard(id: string): boolean {
-    const at = this.dead.findIndex((d) => d.id === id);
+    const at = this.dead.findIndex((d) => d.msg.id === id);
     if (at < 0) return false;
     this.dead.splice(at, 1);
     this.journal?.deadRemoved(this.name, id);
@@ -169,15 +243,27 @@ export class MemoryQueue {
     return this.dead.length;
   }
 
-  /** Every message not dead (waiting, delayed, in flight), for a snapshot. */
-  liveMessages(): { msg: StoredMessage; dueAt?: number }[] {
-    const out: { msg: StoredMessage; dueAt?: number }[] = this.waitingMessages().map((msg) => ({ msg }));
-    for (const f of this.inFlight.values()) out.push({ msg: f.msg });
-    for (const t of this.timed.values()) out.push({ msg: t.msg, dueAt: t.dueAt });
-    return out;
+  /**
+   * Every message not dead (waiting, in flight, delayed), for a snapshot: `visit` is called once per
+   * message, without building a list (a queue may hold millions).
+   */
+  liveMessages(visit: (msg: StoredMessage, dueAt: number | undefined, retry: boolean) => void): void {
+    this.main.forEach((msg) => {
+      visit(msg, undefined, false);
+    });
+    for (const lane of this.lanes.values()) {
+      let head = lane.busy; // in flight or waiting for its retry: visited below
+      lane.items.forEach((msg) => {
+        if (head) head = false;
+        else visit(msg, undefined, false);
+      });
+    }
+    for (const f of this.inFlight.values()) visit(f.msg, undefined, false);
+    for (const t of this.timed.values()) visit(t.msg, t.dueAt, t.retry);
   }
 
-  deadList(): readonly DeadLetter[] {
+  /** The dead letters, oldest failure first. */
+  deadList(): readonly DeadEntry[] {
     return this.dead;
   }
 
@@ -190,20 +276,11 @@ export class MemoryQueue {
 
   // ---- delivery ----
 
-  private revive(letter: DeadLetter): void {
-    this.journal?.deadRemoved(this.name, letter.id);
-    const msg: StoredMessage = {
-      id: letter.id,
-      seq: nextSeq(),
-      data: letter.data,
-      attempts: 0,
-      publishedAt: letter.publishedAt,
-      group: letter.group,
-      traceparent: letter.traceparent,
-      baggage: letter.baggage,
-      functionId: letter.functionId,
-    };
-    this.journal?.stored(this.name, msg, undefined);
+  private revive(entry: DeadEntry): void {
+    const msg = entry.msg;
+    msg.seq = nextSeq();
+    msg.attempts = 0;
+    this.journal?.revived(this.name, msg);
     this.append(msg);
   }
 
@@ -281,18 +358,20 @@ export class MemoryQueue {
   }
 
   private takeNext(): StoredMessage | undefined {
-    // Alternate between ungrouped messages and ready groups so that neither starves the other.
-    const lane = this.ready.length > 0 && (this.main.length === 0 || this.ready.length >= this.main.length) ? this.ready.shift() : undefined;
-    if (lane) {
+    for (;;) {
+      // Alternate between ungrouped messages and ready groups so that neither starves the other.
+      const lane = this.ready.length > 0 && (this.main.length === 0 || this.ready.length >= this.main.length) ? this.ready.shift() : undefined;
+      if (!lane) return this.main.shift();
       lane.queued = false;
+      if (lane.busy) continue; // restored with its head waiting for a retry: queued again once that is due
       lane.busy = true;
       return lane.items.peek();
     }
-    return this.main.shift();
   }
 
   private deliver(consumer: ConsumerSlot, msg: StoredMessage): void {
     msg.attempts++;
+    this.journal?.delivered(this.name, msg);
     consumer.inFlight++;
     const lease = setTimeout(
       () => this.settle(msg, entry, { type: 'retry', delayMs: 0, error: 'visibility timeout: the handler did not answer in time' }),
@@ -301,9 +380,33 @@ export class MemoryQueue {
     lease.unref?.();
     const entry: InFlight = { msg, consumer, lease };
     this.inFlight.set(msg.id, entry);
+    if (msg.body === undefined) return this.handOver(entry, msg.data);
+    // The data is on disk: read it, then hand over in delivery order (reads may finish out of order).
+    const data = msg.body.load(msg);
+    const handoff = this.handoffs.then(
+      () => data,
+      () => data,
+    );
+    this.handoffs = handoff.then(
+      (value) => {
+        if (this.inFlight.get(msg.id) !== entry) return; // its lease expired meanwhile, or the queue closed
+        if (entry.consumer.stopped) return this.settle(msg, entry, { type: 'defer', delayMs: 0 }); // not handed over: back first
+        this.handOver(entry, value);
+      },
+      (err) =>
+        this.settle(msg, entry, {
+          type: 'retry',
+          delayMs: 1000,
+          error: `the message's data cannot be read: ${err instanceof Error ? err.message : String(err)}`,
+        }),
+    );
+  }
+
+  private handOver(entry: InFlight, data: unknown): void {
+    const { msg, consumer } = entry;
     const delivery: Delivery = {
       id: msg.id,
-      data: msg.data,
+      data,
       attempt: msg.attempts,
       publishedAt: msg.publishedAt,
       group: msg.group,
@@ -330,21 +433,9 @@ export class MemoryQueue {
         this.release(lane);
         break;
       case 'dead': {
-        const letter: DeadLetter = {
-          id: msg.id,
-          data: msg.data,
-          error: s.error,
-          attempts: msg.attempts,
-          failedAt: Date.now(),
-          publishedAt: msg.publishedAt,
-          group: msg.group,
-          functionId: msg.functionId,
-          traceparent: msg.traceparent,
-          baggage: msg.baggage,
-        };
-        this.dead.push(letter);
-        this.journal?.removed(this.name, msg.id);
-        this.journal?.dead(this.name, letter);
+        const dead: DeadEntry = { msg, error: s.error, attempts: msg.attempts, failedAt: Date.now() };
+        this.dead.push(dead);
+        this.journal?.dead(this.name, dead);
         this.release(lane);
         break;
       }
@@ -369,20 +460,22 @@ export class MemoryQueue {
   /** A delivery to go again after `delayMs`: first of its lane (a group waits for it meanwhile). */
   private retryLater(msg: StoredMessage, lane: Lane | undefined, delayMs: number): void {
     const dueAt = Date.now() + delayMs;
-    if (this.journal) this.journal.stored(this.name, msg, delayMs > 0 ? dueAt : undefined);
+    this.journal?.rescheduled(this.name, msg, delayMs > 0 ? dueAt : undefined);
     if (lane) {
       // The head stays in place and the group stays busy until the retry is due.
-      const unblock = () => {
-        lane.busy = false;
-        this.queueLane(lane);
-        this.kick();
-      };
-      if (delayMs > 0) this.timed.add({ dueAt, run: unblock, msg });
-      else unblock();
+      if (delayMs > 0) this.timed.add({ dueAt, run: () => this.unblock(lane), msg, retry: true });
+      else this.unblock(lane);
       return;
     }
-    if (delayMs > 0) this.timed.add({ dueAt, run: () => this.front(msg), msg });
+    if (delayMs > 0) this.timed.add({ dueAt, run: () => this.front(msg), msg, retry: true });
     else this.front(msg);
+  }
+
+  /** A group's head may go again (its retry is due). */
+  private unblock(lane: Lane): void {
+    lane.busy = false;
+    this.queueLane(lane);
+    this.kick();
   }
 
   private front(msg: StoredMessage): void {
@@ -406,6 +499,24 @@ export function nextSeq(): number {
   return ++seqCounter;
 }
 
-function waitingView(m: StoredMessage): WaitingMessage {
-  return { id: m.id, data: m.data, publishedAt: m.publishedAt, group: m.group, functionId: m.functionId, traceparent: m.traceparent, baggage: m.baggage };
+/** What `peek` shows of a waiting message, with its data loaded. */
+export function waitingView(m: StoredMessage, data: unknown): WaitingMessage {
+  return { id: m.id, data, publishedAt: m.publishedAt, group: m.group, functionId: m.functionId, traceparent: m.traceparent, baggage: m.baggage };
+}
+
+/** What `deadLetters` shows of a dead letter, with its data loaded. */
+export function deadView(d: DeadEntry, data: unknown): DeadLetter {
+  const m = d.msg;
+  return {
+    id: m.id,
+    data,
+    error: d.error,
+    attempts: d.attempts,
+    failedAt: d.failedAt,
+    publishedAt: m.publishedAt,
+    group: m.group,
+    functionId: m.functionId,
+    traceparent: m.traceparent,
+    baggage: m.baggage,
+  };
 }

@@ -1,22 +1,27 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { FlintError } from '@flint/protocol';
-import { describeError, writeAll } from '../../shared/files.js';
-import { unavailable } from './layout.js';
-import { encodeLine } from './record.js';
+import { writeAll } from './files.js';
 
 /**
- * The log being appended to, with group commit.
+ * An append-only log file with group commit, shared by the file-based adapters (the `kv` state log,
+ * the `builtin` queue log).
  *
- * Durability: a write is applied to memory at once (so concurrent calls never interleave) and its
- * record queued; the call resolves once the batch holding the record is written and fdatasync'ed.
- * Group commit: while one batch is being written and synced, new records gather in the next batch,
- * which is flushed as soon as the first one finishes, so one fsync serves every write that arrived
- * meanwhile. A failed write or fsync makes the store refuse every later call (the log's state is
- * unknown after a failed fsync); a restart replays what reached the disk.
+ * Durability: the caller applies a change to memory at once (so concurrent calls never interleave)
+ * and queues its record here; `append` resolves once the batch holding the record is written and
+ * fdatasync'ed. Group commit: while one batch is being written and synced, new records gather in the
+ * next batch, which is flushed as soon as the first one finishes, so one fsync serves every write
+ * that arrived meanwhile. A failed write or fsync makes the log refuse every later call (the file's
+ * state is unknown after a failed fsync); a restart replays what reached the disk.
  */
 
+/** Called once a record is written and synced, with the byte offset where it starts in the file. */
+export type OnWritten = (offset: number) => void;
+
 interface Batch {
-  lines: string[];
+  records: Buffer[];
+  bytes: number;
+  /** Records that want to know where they landed: [offset in the batch, callback]. */
+  written: Array<[number, OnWritten]>;
   promise: Promise<void>;
   resolve: () => void;
   reject: (err: Error) => void;
@@ -30,7 +35,16 @@ function createBatch(): Batch {
     rejectBatch = rej;
   });
   promise.catch(() => {}); // every caller awaits it; this only keeps an unawaited rejection from being reported twice
-  return { lines: [], promise, resolve: resolveBatch, reject: rejectBatch };
+  return { records: [], bytes: 0, written: [], promise, resolve: resolveBatch, reject: rejectBatch };
+}
+
+export interface GroupCommitOptions {
+  /** The error every call gets once a write or fsync failed (or something unexpected happened). */
+  failure: (err: unknown) => FlintError;
+  /** Counters: batches written and fsynced, and the records they held. */
+  stats: { flushes: number; records: number };
+  /** Runs after each flushed batch, before the next one is written (compaction starts there). */
+  betweenBatches: () => Promise<void> | undefined;
 }
 
 export class GroupCommitLog {
@@ -45,14 +59,11 @@ export class GroupCommitLog {
   /**
    * @param handle the current log file, open for appending.
    * @param written the length of its valid part.
-   * @param betweenBatches runs after each flushed batch, before the next one is written (compaction starts there).
    */
   constructor(
     private handle: FileHandle,
     private written: number,
-    private readonly dir: string,
-    private readonly stats: { flushes: number; records: number },
-    private readonly betweenBatches: () => Promise<void> | undefined,
+    private readonly options: GroupCommitOptions,
   ) {}
 
   /** Bytes in the current log file. */
@@ -65,15 +76,17 @@ export class GroupCommitLog {
     return this.failed;
   }
 
-  /** Queues a record; resolves once it is written and fsynced. */
-  append(json: string): Promise<void> {
+  /** Queues a record; resolves once it is written and fsynced (`onWritten` is told where it landed first). */
+  append(record: Buffer, onWritten?: OnWritten): Promise<void> {
     let batch = this.pending;
     if (!batch) {
       batch = createBatch();
       this.pending = batch;
       this.loop ??= this.run();
     }
-    batch.lines.push(encodeLine(json));
+    if (onWritten) batch.written.push([batch.bytes, onWritten]);
+    batch.records.push(record);
+    batch.bytes += record.length;
     return batch.promise;
   }
 
@@ -106,24 +119,23 @@ export class GroupCommitLog {
         this.pending = null;
         this.inFlight = batch;
         try {
-          const data = Buffer.from(batch.lines.join(''), 'utf8');
+          const data = batch.records.length === 1 ? (batch.records[0] as Buffer) : Buffer.concat(batch.records, batch.bytes);
           const log = this.handle;
+          const base = this.written;
           await writeAll(log, data);
           await log.datasync();
           this.written += data.length;
-          this.stats.flushes++;
-          this.stats.records += batch.lines.length;
+          this.options.stats.flushes++;
+          this.options.stats.records += batch.records.length;
+          for (const [at, onWritten] of batch.written) onWritten(base + at);
           batch.resolve();
         } catch (err) {
-          this.failed = unavailable(
-            `writing the state log in ${this.dir} failed (${describeError(err)}); the store accepts no more calls — restart the engine to recover from what reached the disk`,
-            this.dir,
-          );
+          this.failed = this.options.failure(err);
           batch.reject(this.failed);
         } finally {
           this.inFlight = null;
         }
-        if (!this.failed) await this.betweenBatches();
+        if (!this.failed) await this.options.betweenBatches();
       }
       if (this.failed && this.pending) {
         this.pending.reject(this.failed);
@@ -131,7 +143,7 @@ export class GroupCommitLog {
       }
     } catch (err) {
       // Not expected (every step above handles its errors); never leave callers hanging.
-      this.failed ??= unavailable(`the state store in ${this.dir} failed: ${describeError(err)}`, this.dir);
+      this.failed ??= this.options.failure(err);
       this.pending?.reject(this.failed);
       this.pending = null;
     } finally {

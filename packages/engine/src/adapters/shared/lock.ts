@@ -4,10 +4,11 @@ import { link, open, readFile, rename, unlink, writeFile } from 'node:fs/promise
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { FlintError } from '@flint/protocol';
-import { describeError, errnoCode } from '../../shared/files.js';
+import { describeError, errnoCode } from './files.js';
 
 /**
- * The `LOCK` file of a `file_based` state directory: one engine process at a time. The file holds
+ * The `LOCK` file of a folder a file-based adapter keeps its data in (the `kv` state directory, the
+ * `builtin` queue directory): one engine process at a time. The file holds
  * `{pid, hostname, started, proc_start, nonce}`; a lock whose process is gone (or a zombie, or its pid
  * now another process's) is stale and taken over.
  * Within one process a registry of locked folders (shared by every copy of this module through
@@ -27,6 +28,14 @@ const REGISTRY_KEY = Symbol.for('flint.kv.file.lockedDirs');
 const registry = globalThis as { [REGISTRY_KEY]?: Set<string> };
 const lockedHere: Set<string> = registry[REGISTRY_KEY] ?? new Set<string>();
 registry[REGISTRY_KEY] = lockedHere;
+
+/** How refusals are worded: the error code and what the folder is called (`state directory`). */
+export interface LockWording {
+  code: 'store_unavailable' | 'queue_unavailable';
+  folder: string;
+}
+
+const STATE_DIRECTORY: LockWording = { code: 'store_unavailable', folder: 'state directory' };
 
 export interface HeldLock {
   readonly path: string;
@@ -76,48 +85,44 @@ function parseLock(text: string): LockInfo | undefined {
   return undefined;
 }
 
-function lockedError(dir: string, info: LockInfo | undefined, lockPath: string): FlintError {
+function lockedError(dir: string, info: LockInfo | undefined, lockPath: string, w: LockWording): FlintError {
   if (!info) {
-    return new FlintError(
-      'store_unavailable',
-      `state directory ${dir} is locked (${lockPath} exists but cannot be read; if no engine is using the folder, delete it)`,
-    );
+    return new FlintError(w.code, `${w.folder} ${dir} is locked (${lockPath} exists but cannot be read; if no engine is using the folder, delete it)`);
   }
   const where = info.hostname === hostname() ? '' : ` on host ${info.hostname}`;
   const hint = info.hostname === hostname() ? '' : `; if no engine is running there, delete ${lockPath}`;
-  return new FlintError('store_unavailable', `state directory ${dir} is locked by process ${info.pid}${where} (another engine is using it${hint})`, {
+  return new FlintError(w.code, `${w.folder} ${dir} is locked by process ${info.pid}${where} (another engine is using it${hint})`, {
     details: { path: dir, pid: info.pid, hostname: info.hostname },
   });
 }
 
 /**
  * Locks `dir` (which must exist; `realDir` is its real path, the registry key) for this process or
- * rejects with a `store_unavailable` FlintError naming the folder and the holder's pid.
+ * rejects with a `store_unavailable` (or `wording.code`) FlintError naming the folder and the holder's pid.
  */
-export async function acquireLock(dir: string, realDir: string): Promise<HeldLock> {
+export async function acquireLock(dir: string, realDir: string, wording: LockWording = STATE_DIRECTORY): Promise<HeldLock> {
   if (lockedHere.has(realDir)) {
-    throw new FlintError('store_unavailable', `state directory ${dir} is locked by process ${process.pid} (another store in this engine process is using it)`, {
+    throw new FlintError(wording.code, `${wording.folder} ${dir} is locked by process ${process.pid} (another store in this engine process is using it)`, {
       details: { path: dir, pid: process.pid },
     });
   }
   lockedHere.add(realDir);
   try {
-    return await lockFile(dir, realDir);
+    return await lockFile(dir, realDir, wording);
   } catch (err) {
     lockedHere.delete(realDir);
     throw err;
   }
 }
 
-async function lockFile(dir: string, realDir: string): Promise<HeldLock> {
+async function lockFile(dir: string, realDir: string, w: LockWording): Promise<HeldLock> {
   const lockPath = join(dir, 'LOCK');
   const info: LockInfo = { pid: process.pid, hostname: hostname(), started: new Date().toISOString(), nonce: randomUUID() };
   const start = procStat(process.pid)?.start;
   if (start !== undefined) info.proc_start = start;
   const text = `${JSON.stringify(info)}\n`;
   const tmpPath = join(dir, `LOCK.${process.pid}.${info.nonce}.tmp`);
-  const fail = (err: unknown) =>
-    new FlintError('store_unavailable', `cannot write the lock file in state directory ${dir}: ${describeError(err)}`, { details: { path: dir } });
+  const fail = (err: unknown) => new FlintError(w.code, `cannot write the lock file in ${w.folder} ${dir}: ${describeError(err)}`, { details: { path: dir } });
 
   // Written to a temporary file first and linked into place, so LOCK never exists half-written.
   try {
@@ -142,16 +147,12 @@ async function lockFile(dir: string, realDir: string): Promise<HeldLock> {
         throw fail(err);
       }
       const holder = parseLock(current);
-      if (!holder || holderAlive(holder) !== false) throw lockedError(dir, holder, lockPath);
+      if (!holder || holderAlive(holder) !== false) throw lockedError(dir, holder, lockPath, w);
       await removeStale(lockPath, current, `${lockPath}.stale-${info.nonce}`);
     }
-    throw new FlintError(
-      'store_unavailable',
-      `state directory ${dir} is locked: ${lockPath} kept changing while it was being taken (is another engine starting?)`,
-      {
-        details: { path: dir },
-      },
-    );
+    throw new FlintError(w.code, `${w.folder} ${dir} is locked: ${lockPath} kept changing while it was being taken (is another engine starting?)`, {
+      details: { path: dir },
+    });
   } catch (err) {
     throw err instanceof FlintError ? err : fail(err);
   } finally {
