@@ -89,7 +89,7 @@ async function startFlint(name, adapter) {
       execArgv: childExecArgv(`engine-${name}`),
     });
   } catch (err) {
-    skipped.push({ name, reason: `the engine did not start with this adapter (${err instanceof Error ? err.message : err}; its error is above)` });
+    skipped.push({ name, reason: `the engine did not start with this adapter (${err instanceof Error ? err.message : err})` });
     return undefined;
   }
   children.push(engine);

@@ -5,8 +5,9 @@ import { createInterface } from 'node:readline';
 
 /**
  * Forks `file` with an IPC channel. Resolves with `{ child, info }` once the child prints a JSON line
- * with `ready: true` on stdout (`info` is that object). Other stdout lines are forwarded to stderr so
- * that a bench's own stdout stays a table plus one final JSON line.
+ * with `ready: true` on stdout (`info` is that object); rejects with the child's `error` when it prints
+ * `ready: false` instead. Other stdout lines are forwarded to stderr so that a bench's own stdout stays
+ * a table plus one final JSON line.
  */
 export function startChild(file, { name, args = [], execArgv = [], env = {}, timeoutMs = 20_000 } = {}) {
   const label = name ?? file;
@@ -22,9 +23,10 @@ export function startChild(file, { name, args = [], execArgv = [], env = {}, tim
       child.kill('SIGKILL');
       reject(new Error(`${label}: no ready line within ${timeoutMs} ms`));
     }, timeoutMs);
+    let refusal;
     const onExit = (code, signal) => {
       clearTimeout(timer);
-      reject(new Error(`${label} exited (${code ?? signal}) before it was ready`));
+      reject(new Error(refusal ? `${label}: ${refusal}` : `${label} exited (${code ?? signal}) before it was ready`));
     };
     child.once('exit', onExit);
     rl.on('line', (line) => {
@@ -40,6 +42,10 @@ export function startChild(file, { name, args = [], execArgv = [], env = {}, tim
           clearTimeout(timer);
           child.off('exit', onExit);
           resolve({ child, info: msg, name: label });
+          return;
+        }
+        if (msg?.ready === false && typeof msg.error === 'string') {
+          refusal = msg.error; // the child exits next: onExit rejects with it
           return;
         }
       }
