@@ -204,7 +204,7 @@ export class AmqpLink {
   }
 
   private async connect(): Promise<void> {
-    const model = await amqp.connect(this.options.url, { timeout: this.options.connectTimeoutMs });
+    const model = await amqp.connect(this.options.url, { timeout: this.options.connectTimeoutMs, noDelay: true });
     model.on('error', (err: Error) => {
       this.lastError = err.message;
     });
