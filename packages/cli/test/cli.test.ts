@@ -231,6 +231,82 @@ describe('an engine with a bridge token', () => {
   });
 });
 
+describe('flint queues and flint dlq', () => {
+  let engine: Awaited<ReturnType<typeof startEngine>>;
+  let worker: Worker;
+
+  beforeAll(async () => {
+    const queueConfig = join(dir, 'queue-config.yaml');
+    writeFileSync(
+      queueConfig,
+      'bridge:\n  port: 0\nlog:\n  level: error\nmodules:\n  - name: flint-queue\n    config:\n      defaults: { max_retries: 0 }\n      queue_configs:\n        mail: { concurrency: 2 }\n',
+    );
+    engine = await startEngine(['--config', queueConfig]);
+    worker = registerWorker(engine.url, { workerName: 'cli-queue-worker' });
+    worker.registerFunction('test::refuse', () => {
+      throw new Error('refused on purpose');
+    });
+    await worker.registerTrigger({ type: 'durable:subscriber', function_id: 'test::refuse', config: { topic: 'orders' } }).ready;
+    await worker.queue.publish('orders', { id: 1 });
+    await worker.queue.publish('parked', { id: 2 });
+    for (let i = 0; i < 100; i++) {
+      if ((await worker.queue.deadLetters('orders')).length > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+
+  afterAll(async () => {
+    await worker?.shutdown();
+    engine?.child.kill('SIGTERM');
+    await exitOf(engine.child);
+  });
+
+  it('flint queues lists topics (with unrouted messages) and named queues', async () => {
+    const run = await flint(['queues', '--url', engine.url]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^NAME\s+KIND\s+WAITING\s+IN FLIGHT\s+DELAYED\s+DEAD\s+UNROUTED\s+CONSUMERS/);
+    expect(run.stdout).toMatch(/\borders\s+topic \(in_memory\)\s+0\s+0\s+0\s+1\s+0\s+1\n/);
+    expect(run.stdout).toMatch(/\bparked\s+topic \(in_memory\)\s+0\s+0\s+0\s+0\s+1\s+0\n/);
+    expect(run.stdout).toMatch(/\bmail\s+named queue\s+0\s+0\s+0\s+0\s+-\s+1\n/);
+    const json = JSON.parse((await flint(['queues', '--json', '--url', engine.url])).stdout);
+    expect(json.map((q: { name: string }) => q.name).sort()).toEqual(['mail', 'orders', 'parked']);
+  });
+
+  it('flint dlq list, discard and redrive', async () => {
+    const list = await flint(['dlq', 'list', 'orders', '--url', engine.url]);
+    expect(list.stdout).toMatch(/^ID\s+FUNCTION\s+ATTEMPTS\s+FAILED AT\s+ERROR/);
+    expect(list.stdout).toMatch(/test::refuse\s+1\s+\d{4}-\d\d-\d\dT[\d:.]+Z\s+invocation_failed: refused on purpose/);
+    const missing = await flint(['dlq', 'discard', 'orders', 'no-such-id', '--url', engine.url]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe('message_not_found: orders has no dead letter no-such-id\n');
+    const redrive = await flint(['dlq', 'redrive', 'orders', '--url', engine.url]);
+    expect(redrive.stdout).toBe('redrove 1 dead letter of orders\n');
+    const [letter] = await (async () => {
+      for (;;) {
+        const l = await worker.queue.deadLetters('orders');
+        if (l.length > 0) return l;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    const discard = await flint(['dlq', 'discard', 'orders', letter?.id as string, '--url', engine.url]);
+    expect(discard.stdout).toBe(`discarded dead letter ${letter?.id} of orders\n`);
+    const none = await flint(['dlq', 'list', 'orders', '--url', engine.url]);
+    expect(none.stdout).toBe('(none)\n');
+  });
+
+  it('an engine without the queue module is named as such', async () => {
+    const bare = await startEngine(['--config', config]);
+    try {
+      const run = await flint(['queues', '--url', bare.url]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe('function_not_found: the engine has no queue module loaded (add flint-queue to its config)\n');
+    } finally {
+      bare.child.kill('SIGTERM');
+      await exitOf(bare.child);
+    }
+  });
+});
+
 describe('flint trigger with an invalid function id', () => {
   it.each([
     ['bad id', 'invalid_function_id: Invalid function id "bad id": must not contain whitespace or control characters'],
@@ -275,11 +351,14 @@ describe('flint without an engine', () => {
 });
 
 describe('--help', () => {
-  it.each([[[]], [['start']], [['trigger']], [['functions']], [['triggers']], [['workers']]])('flint %j --help exits 0 with usage', async (args) => {
-    const run = await flint([...args, '--help']);
-    expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^Usage: flint/);
-  });
+  it.each([[[]], [['start']], [['trigger']], [['functions']], [['triggers']], [['workers']], [['queues']], [['dlq']], [['dlq', 'redrive']]])(
+    'flint %j --help exits 0 with usage',
+    async (args) => {
+      const run = await flint([...args, '--help']);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^Usage: flint/);
+    },
+  );
 
   it('an unknown command is named, with a suggestion when one is close (not taken as an argument of start)', async () => {
     const typo = await flint(['fucntions']);

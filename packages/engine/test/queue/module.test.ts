@@ -221,6 +221,7 @@ describe.each(CASES)('flint-queue on $label', ({ backend, kind }: { backend: (ty
     const w = await startWorker(kind, engine);
     for (const n of [1, 2, 3]) await publish(w, topic, { n });
     expect(await engine.invoke('engine::queue::topic_stats', { topic })).toMatchObject({ unrouted: 3, depth: 0 });
+    expect(await engine.invoke('engine::queue::list_topics', {})).toContainEqual({ name: topic, broker_type: expect.any(String), subscriber_count: 0 });
     const full = await outcome(engine.invoke('flint::durable::publish', { topic, data: { n: 4 } }));
     if (full.ok) throw new Error('a fourth unrouted message was accepted over unrouted_max');
     expect(full.error).toMatchObject({ code: 'unrouted_full' });

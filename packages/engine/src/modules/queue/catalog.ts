@@ -54,6 +54,9 @@ export class QueueCatalog {
       const entry = out.get(topic);
       out.set(topic, { name: topic, broker_type: this.backend.kind, subscriber_count: Math.max(entry?.subscriber_count ?? 0, triggers) });
     }
+    for (const topic of this.unrouted.topics()) {
+      if (!out.has(topic) && (await this.unrouted.count(topic)) > 0) out.set(topic, { name: topic, broker_type: this.backend.kind, subscriber_count: 0 });
+    }
     const named = Object.entries(this.named).map(([name, c]) => ({ name, broker_type: 'function_queue', subscriber_count: c.concurrency }));
     return [...[...out.values()].sort((a, b) => a.name.localeCompare(b.name)), ...named];
   }

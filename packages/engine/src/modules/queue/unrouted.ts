@@ -11,6 +11,8 @@ import { unroutedQueue } from './names.js';
  */
 export class Unrouted {
   private readonly warned = new Set<string>();
+  /** Topics this engine parked messages for (so listings show a topic that only has unrouted messages). */
+  private readonly parked = new Set<string>();
 
   constructor(
     private readonly backend: QueueBackend,
@@ -23,6 +25,7 @@ export class Unrouted {
     const { waiting } = await this.backend.stats(queue);
     if (waiting >= this.max) throw new FlintError('unrouted_full', formatError('unrouted_full', { topic, limit: this.max }));
     await this.backend.publish(queue, { data: message.data, traceparent: message.traceparent, baggage: message.baggage });
+    this.parked.add(topic);
     if (!this.warned.has(topic)) {
       this.warned.add(topic);
       this.logger.warn(
@@ -30,6 +33,11 @@ export class Unrouted {
         `topic ${topic} has no subscriber: its messages are kept as unrouted (redrive them with flint::queue::redrive once a function subscribes)`,
       );
     }
+  }
+
+  /** Topics with unrouted messages parked through this engine since it started. */
+  topics(): string[] {
+    return [...this.parked];
   }
 
   async count(topic: string): Promise<number> {
