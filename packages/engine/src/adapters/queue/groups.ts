@@ -1,4 +1,5 @@
 import { FlintError } from '@flint/protocol';
+import { groupText } from '../../lib/group-text.js';
 import type { BindOptions } from './types.js';
 
 /** The group of every message of a FIFO queue that has no group field: one group, strictly in order. */
@@ -17,9 +18,4 @@ export function groupOf(queue: string, data: unknown, options: BindOptions): str
     throw new FlintError('message_group_missing', `FIFO queue ${queue} needs field "${field}" in the message's data (missing or null)`);
   }
   return groupText(value);
-}
-
-/** A group field's value as a group name: a string as is, a number or boolean as text, anything else as JSON. */
-export function groupText(value: unknown): string {
-  return typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
 }

@@ -1,7 +1,7 @@
 import { FlintError } from '@flint/protocol';
-import { groupText } from '../../adapters/queue/groups.js';
 import type { Consumer, QueueBackend } from '../../adapters/queue/types.js';
 import type { ModuleContext, TraceContext } from '../../core/module-api.js';
+import { groupText } from '../../lib/group-text.js';
 import type { NamedQueueConfig } from './config.js';
 import { handleDelivery } from './delivery.js';
 import { namedQueue } from './names.js';
