@@ -59,8 +59,13 @@ describe.skipIf(!runs)('flint-queue on RabbitMQ across a broker restart', () => 
     expect(refused.length).toBeGreaterThan(0);
     expect(new Set(refused.map((r) => r.code))).toEqual(new Set(['queue_unavailable']));
     expect(Math.max(...refused.map((r) => r.ms))).toBeLessThan(6000);
-    // After the restart publishing works again, and everything acknowledged is handled.
-    await w.trigger({ function_id: 'flint::durable::publish', payload: { topic, data: { i: -1 } } });
+    // After the restart publishing works again (once the adapter has reconnected, within its back-off),
+    // and everything acknowledged is handled.
+    await waitFor(
+      async () => (await outcome(w.trigger({ function_id: 'flint::durable::publish', payload: { topic, data: { i: -1 } } }))).ok,
+      20_000,
+      'a publish to succeed after the restart',
+    );
     acked.add(-1);
     await waitFor(
       () => [...acked].every((i) => seen.has(i)),
