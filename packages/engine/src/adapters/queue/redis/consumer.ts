@@ -8,11 +8,23 @@ export interface Leased {
   token: string;
 }
 
+/** What one fetch leased: the messages, and the time until the queue's next delayed message or lease is due (-1: none). */
+export interface Batch {
+  messages: Leased[];
+  nextDueMs: number;
+}
+
+export interface PendingSettle {
+  leased: Leased;
+  settlement: Settlement;
+}
+
 /** What a consumer needs from its backend. */
 export interface ConsumerHost {
-  /** Leases up to `n` messages; `nextDueMs` is the time until the queue's next delayed message or lease is due (-1: none). */
-  fetch(queue: string, n: number, leaseMs: number): Promise<{ messages: Leased[]; nextDueMs: number }>;
-  settle(queue: string, leased: Leased, settlement: Settlement): Promise<void>;
+  /** Leases up to `n` messages. */
+  fetch(queue: string, n: number, leaseMs: number): Promise<Batch>;
+  /** Settles deliveries, then leases up to `n` messages (0: none), in one call. */
+  settle(queue: string, settles: PendingSettle[], n: number, leaseMs: number): Promise<Batch>;
   /** Calls `wake` whenever the queue may have something new to deliver (see WakeChannels). */
   listen(queue: string, wake: () => void): { subscribed: Promise<void>; stop: () => void };
   readonly pollIntervalMs: number;
@@ -22,15 +34,34 @@ export interface ConsumerHost {
 }
 
 /**
- * One consumer of a queue in this engine. It fetches (one script call leasing up to the room it has,
- * see FETCH in scripts.ts) when woken by a publish, when a due time it was told of comes, when a delivery
- * is settled and on a slow poll, never more than one fetch at a time. Idle, it sends nothing but the poll.
+ * One consumer of a queue in this engine. Fetching is one script call leasing up to the room it has (FETCH
+ * in scripts.ts); every room a fetch may fill is reserved while it is under way, so several may be (the
+ * concurrency is never exceeded). It fetches:
+ * - with every batch of settles (the settles of one turn of the event loop go out in one call, which then
+ *   fetches into the room they made: no round trip of its own);
+ * - piggy-backed on a publish of this engine to its queue while it is idle (see `claim`);
+ * - when woken by a publish of another engine, when a due time it was told of comes, and on a slow poll.
+ * A fetch that leaves room unfilled marks the queue idle in Redis, so the next publish wakes its consumers
+ * (`wake` in scripts.ts); a queue that stays busy sends no wake-ups. Idle, it sends nothing but the poll.
  */
 export class RedisConsumer implements Consumer {
   private inFlight = 0;
-  private stopped = false;
-  private fetching: Promise<void> | undefined;
+  /** Room taken by fetches under way. */
+  private reserved = 0;
+  /** Calls under way (fetches and settles): `stop` waits for them. */
+  private calls = 0;
+  private fetches = 0;
+  /** Woken while a fetch was under way: that fetch may have run before what woke it, so fetch once more. */
   private again = false;
+  /**
+   * The last fetch left room unfilled (the queue had nothing more, and Redis marks it idle) and nothing woke
+   * this consumer since: settles then go without a fetch, as a wake-up or a publish's claim brings the next.
+   */
+  private drained = false;
+  private stopped = false;
+  private pending: PendingSettle[] = [];
+  private flushQueued = false;
+  private idle: (() => void)[] = [];
   private dueTimer: NodeJS.Timeout | undefined;
   private dueAt = Number.POSITIVE_INFINITY;
   private readonly poll: NodeJS.Timeout;
@@ -39,7 +70,7 @@ export class RedisConsumer implements Consumer {
 
   constructor(
     private readonly host: ConsumerHost,
-    private readonly queue: string,
+    readonly queue: string,
     private readonly options: ConsumeOptions,
     private readonly handler: DeliveryHandler,
   ) {
@@ -58,49 +89,130 @@ export class RedisConsumer implements Consumer {
     clearInterval(this.poll);
     this.clearDue();
     this.stopWake();
-    await this.fetching;
+    if (this.pending.length > 0) this.flush();
+    if (this.calls > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
-  /** Fetches if there is room, or once more after the fetch under way. */
+  /**
+   * For a publish of this engine to the queue: when the consumer is idle (room, and nothing under way), it
+   * reserves its room and the publish's script fetches into it right after storing (`received` takes the
+   * reply, `released` gives the room back when it did not run). Returns the room reserved (0: none).
+   */
+  claim(): number {
+    if (this.stopped || this.fetches > 0 || this.pending.length > 0) return 0;
+    const n = this.room();
+    if (n <= 0) return 0;
+    this.begin(n);
+    return n;
+  }
+
+  /** A claimed fetch's reply. */
+  received(batch: Batch, reserved: number): void {
+    this.end(reserved);
+    if (this.stopped) {
+      // Stopped while the fetch was under way: hand the messages back at once, no attempt counted.
+      const back = batch.messages.map((leased) => ({ leased, settlement: { type: 'defer', delayMs: 0 } as Settlement }));
+      if (back.length > 0) void this.host.settle(this.queue, back, 0, 0).catch(() => {});
+      return;
+    }
+    if (reserved > 0) this.drained = batch.messages.length < reserved;
+    this.armDue(batch.nextDueMs);
+    for (const leased of batch.messages) this.deliver(leased);
+    if (this.again) this.pump();
+  }
+
+  /** A claimed fetch that did not run (its call failed, or was refused). */
+  released(reserved: number): void {
+    this.end(reserved);
+    // Whatever woke this consumer meanwhile was left to the claimed fetch.
+    this.pump();
+  }
+
+  get visibilityTimeoutMs(): number {
+    return this.options.visibilityTimeoutMs;
+  }
+
+  private room(): number {
+    return this.options.concurrency - this.inFlight - this.reserved;
+  }
+
+  private begin(n: number): void {
+    this.calls++;
+    if (n > 0) {
+      this.fetches++;
+      this.reserved += n;
+      this.again = false;
+    }
+  }
+
+  private end(n: number): void {
+    if (n > 0) {
+      this.fetches--;
+      this.reserved -= n;
+    }
+    this.calls--;
+    if (this.calls === 0) for (const resolve of this.idle.splice(0)) resolve();
+  }
+
+  /** Fetches if there is room and no fetch under way (else once more after it); settles waiting to go out fetch instead. */
   private pump(): void {
     if (this.stopped) return;
-    if (this.fetching) {
+    this.drained = false;
+    if (this.pending.length > 0) return this.queueFlush();
+    if (this.fetches > 0) {
       this.again = true;
       return;
     }
-    const room = this.options.concurrency - this.inFlight;
-    if (room <= 0) return;
-    this.fetching = this.fetch(room).finally(() => {
-      this.fetching = undefined;
-      if (this.again) {
-        this.again = false;
-        this.pump();
-      }
-    });
+    const n = this.room();
+    if (n <= 0) return;
+    this.begin(n);
+    this.host.fetch(this.queue, n, this.options.visibilityTimeoutMs).then(
+      (batch) => {
+        if (this.failing) {
+          this.failing = false;
+          this.host.logger?.info(`queue ${this.queue}: fetching works again`);
+        }
+        this.received(batch, n);
+      },
+      (err: Error) => {
+        if (!this.failing && !this.stopped && this.host.open) {
+          this.failing = true;
+          this.host.logger?.warn(`queue ${this.queue}: fetching failed (${err.message}); retrying every ${this.host.pollIntervalMs} ms`);
+        }
+        // Not `released`: a failing Redis is retried by the poll, not at once.
+        this.end(n);
+      },
+    );
   }
 
-  private async fetch(room: number): Promise<void> {
-    let batch: Awaited<ReturnType<ConsumerHost['fetch']>>;
-    try {
-      batch = await this.host.fetch(this.queue, room, this.options.visibilityTimeoutMs);
-    } catch (err) {
-      if (!this.failing && !this.stopped && this.host.open) {
-        this.failing = true;
-        this.host.logger?.warn(`queue ${this.queue}: fetching failed (${(err as Error).message}); retrying every ${this.host.pollIntervalMs} ms`);
-      }
-      return;
-    }
-    if (this.failing) {
-      this.failing = false;
-      this.host.logger?.info(`queue ${this.queue}: fetching works again`);
-    }
-    if (this.stopped) {
-      // Stopped while the fetch was under way: hand the messages back at once, no attempt counted.
-      for (const leased of batch.messages) void this.host.settle(this.queue, leased, { type: 'defer', delayMs: 0 }).catch(() => {});
-      return;
-    }
-    this.armDue(batch.nextDueMs);
-    for (const leased of batch.messages) this.deliver(leased);
+  private queueFlush(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    // After the promise callbacks of this turn: the settles of every handler that finished in it go together.
+    process.nextTick(() => this.flush());
+  }
+
+  /** Sends the settles waiting, with a fetch into the room there is (the settles run first, in the same script). */
+  private flush(): void {
+    this.flushQueued = false;
+    const settles = this.pending;
+    if (settles.length === 0) return;
+    this.pending = [];
+    // A FIFO ack may free its group's next message, and a retry puts one back: those fetch even when drained.
+    const fetch = !this.stopped && (!this.drained || this.options.fifo || settles.some((s) => s.settlement.type === 'retry' || s.settlement.type === 'defer'));
+    const n = fetch ? Math.max(0, this.room()) : 0;
+    this.begin(n);
+    this.host.settle(this.queue, settles, n, this.options.visibilityTimeoutMs).then(
+      (batch) => this.received(batch, n),
+      (err: Error) => {
+        if (this.host.open)
+          for (const { leased } of settles)
+            this.host.logger?.warn(
+              `queue ${this.queue}: settling message ${leased.delivery.id} failed (${err.message}); it is delivered again after its lease`,
+            );
+        this.end(n);
+      },
+    );
   }
 
   private deliver(leased: Leased): void {
@@ -119,12 +231,9 @@ export class RedisConsumer implements Consumer {
       settled = true;
       clearTimeout(lease);
       if (!expired) this.inFlight--;
-      this.host.settle(this.queue, leased, settlement).catch((err: Error) => {
-        if (this.host.open)
-          this.host.logger?.warn(`queue ${this.queue}: settling message ${leased.delivery.id} failed (${err.message}); it is delivered again after its lease`);
-      });
-      // Issued after the settle on the same connection, so the fetch sees its effect.
-      this.pump();
+      this.pending.push({ leased, settlement });
+      if (this.stopped) this.flush();
+      else this.queueFlush();
     };
     try {
       this.handler(leased.delivery, settle);

@@ -4,20 +4,9 @@ import type { Redis } from 'ioredis';
 import type { AdapterLog } from '../../shared/log.js';
 import { RedisConnection } from '../../shared/redis-connection.js';
 import { groupOf } from '../groups.js';
-import type {
-  BindOptions,
-  ConsumeOptions,
-  Consumer,
-  DeadLetter,
-  DeliveryHandler,
-  NewMessage,
-  QueueBackend,
-  QueueStats,
-  Settlement,
-  WaitingMessage,
-} from '../types.js';
+import type { BindOptions, ConsumeOptions, Consumer, DeadLetter, DeliveryHandler, NewMessage, QueueBackend, QueueStats, WaitingMessage } from '../types.js';
 import type { RedisQueueConfig } from './config.js';
-import { type ConsumerHost, type Leased, RedisConsumer } from './consumer.js';
+import { type Batch, type ConsumerHost, type Leased, type PendingSettle, RedisConsumer } from './consumer.js';
 import { QueueKeys, decodeName, encodeName } from './keys.js';
 import { QUEUE_SCRIPTS, type QueueScripts } from './scripts.js';
 import { WakeChannels } from './wake.js';
@@ -56,9 +45,13 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
   /** Tells this engine's holds on bindings apart from other engines'. */
   private readonly instance = randomUUID();
   private readonly consumers = new Set<RedisConsumer>();
+  /** This engine's consumers by queue: a publish fetches for an idle one in the same script (see `claim`). */
+  private readonly consumersOf = new Map<string, Set<RedisConsumer>>();
   /** This engine's bindings: topic → queue → options JSON. */
   private readonly holds = new Map<string, Map<string, string>>();
   private readonly topicCache = new Map<string, KnownBindings>();
+  /** Publishes waiting for the end of this turn of the event loop (see `send`). */
+  private outbox: Outgoing[] = [];
   private readonly heartbeat: NodeJS.Timeout;
   private closing = false;
   private closed = false;
@@ -101,10 +94,7 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
 
   async publish(queue: string, message: NewMessage): Promise<{ id: string }> {
     const id = randomUUID();
-    const group = message.group;
-    await this.call(() =>
-      this.redis.flintQueuePublish(this.keys.queue(queue), id, encodeBody(message), delayOf(message.delayMs), group === undefined ? '0' : '1', group ?? ''),
-    );
+    await this.send('', '', '', encodeBody(message), delayOf(message.delayMs), [{ queue, id, group: message.group }]);
     return { id };
   }
 
@@ -114,21 +104,21 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
     const cached = this.topicCache.get(topic);
     let known = cached ?? { signature: '', bindings: [] };
     let fresh = cached === undefined;
+    const holders = this.keys.holders(topic);
+    const options = this.keys.bindOptions(topic);
     for (let attempt = 0; attempt < TOPIC_PUBLISH_ATTEMPTS; attempt++) {
-      let args: (string | number)[];
+      let signature = known.signature;
+      let copies: Copy[] = [];
       try {
-        args = [known.signature, body, delay];
         // Every group is worked out before anything is sent: a refused message is stored nowhere.
-        for (const [queue, options] of known.bindings) {
-          const group = groupOf(queue, message.data, options);
-          args.push(this.keys.queue(queue), randomUUID(), group === undefined ? '0' : '1', group ?? '');
-        }
+        for (const [queue, options] of known.bindings) copies.push({ queue, id: randomUUID(), group: groupOf(queue, message.data, options) });
       } catch (err) {
         // Refused by bindings seen earlier: check with the current ones first (a signature that never matches).
         if (fresh) throw err;
-        args = ['?', body, delay];
+        signature = '?';
+        copies = [];
       }
-      const reply = await this.call(() => this.redis.flintQueuePublishTopic(this.keys.holders(topic), this.keys.bindOptions(topic), ...args));
+      const reply = await this.send(holders, options, signature, body, delay, copies);
       if (reply[0] === 1) return Number(reply[1]);
       known = parseBindings(reply);
       fresh = true;
@@ -136,6 +126,56 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
     }
     throw new FlintError('queue_unavailable', `redis at ${this.connection.url}: the bindings of topic ${topic} kept changing during a publish`);
   }
+
+  /**
+   * Queues one publish (PUBLISH_MANY in scripts.ts) for the call that takes every publish of this turn of
+   * the event loop: one script call instead of one each. Resolves with its part of the reply.
+   */
+  private send(holders: string, options: string, signature: string, body: string, delay: number, copies: Copy[]): Promise<Reply> {
+    return new Promise<Reply>((resolve, reject) => {
+      this.outbox.push({ holders, options, signature, body, delay, copies, resolve, reject });
+      if (this.outbox.length === 1) process.nextTick(this.flushOutbox);
+    });
+  }
+
+  private readonly flushOutbox = (): void => {
+    const items = this.outbox;
+    if (items.length === 0) return;
+    this.outbox = [];
+    const args: (string | number)[] = [];
+    const claims: Claim[][] = [];
+    for (const item of items) {
+      args.push(item.holders, item.options, item.signature, item.body, item.delay, item.copies.length);
+      const mine: Claim[] = [];
+      for (const copy of item.copies) {
+        const claim = this.claim(copy.queue);
+        mine.push(claim);
+        args.push(this.keys.queue(copy.queue), copy.id, copy.group === undefined ? '0' : '1', copy.group ?? '', claim.n, claim.leaseMs);
+      }
+      claims.push(mine);
+    }
+    this.call(() => this.redis.flintQueuePublishMany(...args)).then(
+      (replies) => {
+        items.forEach((item, i) => {
+          const reply = replies[i] as Reply;
+          const mine = claims[i] as Claim[];
+          if (reply[0] === 1) {
+            let at = 2;
+            for (const claim of mine) {
+              const parsed = parseBatch(reply, at);
+              claim.take(parsed.batch);
+              at = parsed.next;
+            }
+          } else for (const claim of mine) claim.release();
+          item.resolve(reply);
+        });
+      },
+      (err: unknown) => {
+        for (const mine of claims) for (const claim of mine) claim.release();
+        for (const item of items) item.reject(err);
+      },
+    );
+  };
 
   // ---- topic bindings ----
 
@@ -177,43 +217,35 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
     if (this.closing) throw this.closedError();
     const consumer = new RedisConsumer(this, queue, options, handler);
     this.consumers.add(consumer);
+    let local = this.consumersOf.get(queue);
+    if (!local) {
+      local = new Set();
+      this.consumersOf.set(queue, local);
+    }
+    local.add(consumer);
     return {
       stop: async () => {
         this.consumers.delete(consumer);
+        this.forgetConsumer(consumer);
         await consumer.stop();
       },
     };
   }
 
-  async fetch(queue: string, n: number, leaseMs: number): Promise<{ messages: Leased[]; nextDueMs: number }> {
-    const reply = await this.call(() => this.redis.flintQueueFetch(this.keys.queue(queue), n, Math.max(1, Math.ceil(leaseMs))));
-    const messages: Leased[] = [];
-    for (let i = 1; i < reply.length; i += 5) {
-      const id = String(reply[i]);
-      const body = decodeBody(String(reply[i + 1]));
-      messages.push({
-        token: String(reply[i + 3]),
-        delivery: {
-          id,
-          data: body.d,
-          attempt: Number(reply[i + 2]),
-          publishedAt: body.t,
-          group: groupFrom(reply[i + 4]),
-          traceparent: body.tp,
-          baggage: body.bg,
-          functionId: body.f,
-        },
-      });
-    }
-    return { messages, nextDueMs: Number(reply[0]) };
+  async fetch(queue: string, n: number, leaseMs: number): Promise<Batch> {
+    const reply = await this.call(() => this.redis.flintQueueFetch(this.keys.queue(queue), n, leaseArg(leaseMs)));
+    return parseBatch(reply, 0).batch;
   }
 
-  async settle(queue: string, leased: Leased, s: Settlement): Promise<void> {
-    const delay = s.type === 'retry' || s.type === 'defer' ? delayOf(s.delayMs) : 0;
-    const error = s.type === 'retry' || s.type === 'dead' ? s.error : '';
-    await this.call(() =>
-      this.redis.flintQueueSettle(this.keys.queue(queue), this.keys.deadQueues, leased.delivery.id, leased.token, s.type, delay, error, encodeName(queue)),
-    );
+  async settle(queue: string, settles: PendingSettle[], n: number, leaseMs: number): Promise<Batch> {
+    const args: (string | number)[] = [n, leaseArg(leaseMs), encodeName(queue)];
+    for (const { leased, settlement: s } of settles) {
+      const delay = s.type === 'retry' || s.type === 'defer' ? delayOf(s.delayMs) : 0;
+      const error = s.type === 'retry' || s.type === 'dead' ? s.error : '';
+      args.push(leased.delivery.id, leased.token, s.type, delay, error);
+    }
+    const reply = await this.call(() => this.redis.flintQueueSettle(this.keys.queue(queue), this.keys.deadQueues, ...args));
+    return parseBatch(reply, 0).batch;
   }
 
   listen(queue: string, wake: () => void): { subscribed: Promise<void>; stop: () => void } {
@@ -303,6 +335,7 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
     clearInterval(this.heartbeat);
     const consumers = [...this.consumers];
     this.consumers.clear();
+    this.consumersOf.clear();
     await Promise.all(consumers.map((c) => c.stop()));
     const held = this.heldList();
     if (held.length > 0) {
@@ -317,6 +350,29 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
   }
 
   // -------------------------------------------------------------------------------------------
+
+  /**
+   * Room of an idle consumer of this engine on `queue`, reserved for the publish about to be sent: its
+   * script fetches into it right after storing, which spares the consumer the wake-up and its own fetch.
+   */
+  private claim(queue: string): Claim {
+    const local = this.consumersOf.get(queue);
+    if (local)
+      for (const consumer of local) {
+        const n = consumer.claim();
+        if (n > 0) {
+          const leaseMs = leaseArg(consumer.visibilityTimeoutMs);
+          return { n, leaseMs, take: (batch) => consumer.received(batch, n), release: () => consumer.released(n) };
+        }
+      }
+    return NO_CLAIM;
+  }
+
+  private forgetConsumer(consumer: RedisConsumer): void {
+    const local = this.consumersOf.get(consumer.queue);
+    local?.delete(consumer);
+    if (local?.size === 0) this.consumersOf.delete(consumer.queue);
+  }
 
   /** Keeps this engine's holds alive; restores one another engine pruned after a pause of this one. */
   private renewHolds(): void {
@@ -355,6 +411,65 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
 /** The shared connection's `store_unavailable`, as the queue family names it (same message). */
 function asQueueError(err: unknown): unknown {
   return err instanceof FlintError && err.code === 'store_unavailable' ? new FlintError('queue_unavailable', err.message) : err;
+}
+
+type Reply = (string | number)[];
+
+/** One copy of a message, for one queue. */
+interface Copy {
+  queue: string;
+  id: string;
+  group: string | undefined;
+}
+
+interface Outgoing {
+  holders: string;
+  options: string;
+  signature: string;
+  body: string;
+  delay: number;
+  copies: Copy[];
+  resolve(reply: Reply): void;
+  reject(err: unknown): void;
+}
+
+/** A publish's fetch for a consumer of this engine: `n` 0 when there is none. */
+interface Claim {
+  n: number;
+  leaseMs: number;
+  take(batch: Batch): void;
+  release(): void;
+}
+
+const NO_CLAIM: Claim = { n: 0, leaseMs: 0, take: () => {}, release: () => {} };
+
+function leaseArg(ms: number): number {
+  return Math.max(1, Math.ceil(ms));
+}
+
+/** A fetch segment (`take` in scripts.ts) at `at`: the batch, and where the next segment starts. */
+function parseBatch(reply: Reply, at: number): { batch: Batch; next: number } {
+  const nextDueMs = Number(reply[at]);
+  const count = Number(reply[at + 1]);
+  const messages: Leased[] = [];
+  let i = at + 2;
+  for (let k = 0; k < count; k++, i += 5) {
+    const body = decodeBody(String(reply[i + 1]));
+    messages.push({
+      token: String(reply[i + 3]),
+      delivery: {
+        id: String(reply[i]),
+        data: body.d,
+        attempt: Number(reply[i + 2]),
+        publishedAt: body.t,
+        group: groupFrom(reply[i + 4]),
+        traceparent: body.tp,
+        baggage: body.bg,
+        functionId: body.f,
+      },
+    });
+  }
+  return { batch: { messages, nextDueMs }, next: i };
 }
 
 function encodeBody(message: NewMessage): string {

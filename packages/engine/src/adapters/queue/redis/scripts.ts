@@ -21,6 +21,7 @@
  * | `:ready`       | list   | groups whose head may go now: a busy group is never in it               |
  * | `:gdelay`      | zset   | group → due ms: busy until its head's retry is due                      |
  * | `:dead`        | zset   | id → failure time in µs (newest first by score)                         |
+ * | `:idle`        | string | set when a fetch left room unfilled: the next deliverable message wakes |
  * | `:derr`        | hash   | id → the error of the last attempt                                      |
  *
  * Times come from Redis (`TIME`), so engines with skewed clocks agree on what is due. Scores are written as
@@ -66,8 +67,21 @@ end
 local function store(b, id, body, g, delay, now)
   redis.call('HSET', b .. ':msg', id, body)
   if g then redis.call('HSET', b .. ':grp', id, g) end
-  if delay > 0 then redis.call('ZADD', b .. ':delayed', num(now + delay), id) else append(b, id, g) end
-  redis.call('PUBLISH', b .. ':wake', '')
+  if delay > 0 then
+    redis.call('ZADD', b .. ':delayed', num(now + delay), id)
+    -- A new due time: every consumer learns it (a wake-up fetches, and its reply tells when).
+    redis.call('PUBLISH', b .. ':wake', '')
+  else
+    append(b, id, g)
+  end
+end
+-- Wakes the queue's consumers when one of them left room unfilled at its last fetch (\`:idle\`, see take)
+-- and something is deliverable now. A busy queue (every consumer full, or fetching anyway) sends none.
+local function wake(b)
+  if redis.call('EXISTS', b .. ':idle') == 1 and (redis.call('LLEN', b .. ':wait') > 0 or redis.call('LLEN', b .. ':ready') > 0) then
+    redis.call('DEL', b .. ':idle')
+    redis.call('PUBLISH', b .. ':wake', '')
+  end
 end
 local function group_arg(flag, g)
   if flag == '1' then return g end
@@ -106,6 +120,56 @@ local function forget(b, id)
   redis.call('HDEL', b .. ':msg', id)
   redis.call('HDEL', b .. ':att', id)
   redis.call('HDEL', b .. ':grp', id)
+end
+-- A consumer's fetch: moves what is due to waiting (promote), then leases up to n messages, alternating
+-- between ready groups and ungrouped messages so neither starves the other. Appends a fetch segment to
+-- reply: \`ms until the next due time or -1, count, then per message: id, body, attempt, token, group\`.
+-- Room left unfilled marks the queue idle: the next message to become deliverable wakes its consumers.
+local function take(b, n, lease, now, reply)
+  local at = #reply + 1
+  reply[at] = -1
+  reply[at + 1] = 0
+  if n <= 0 then return end
+  promote(b, now)
+  local taken = 0
+  while taken < n do
+    local ready, waiting = redis.call('LLEN', b .. ':ready'), redis.call('LLEN', b .. ':wait')
+    local id, g
+    if ready > 0 and (waiting == 0 or ready >= waiting) then
+      g = redis.call('LPOP', b .. ':ready')
+      id = redis.call('LINDEX', b .. ':g:' .. g, 0)
+      if id then redis.call('HSET', b .. ':gstate', g, 'b') else redis.call('HDEL', b .. ':gstate', g) end
+    elseif waiting > 0 then
+      id = redis.call('LPOP', b .. ':wait')
+    else
+      break
+    end
+    if id then
+      local body = redis.call('HGET', b .. ':msg', id)
+      if body then
+        local token = redis.call('INCR', b .. ':seq')
+        redis.call('HSET', b .. ':tok', id, token)
+        redis.call('ZADD', b .. ':lease', num(now + lease), id)
+        reply[#reply + 1] = id
+        reply[#reply + 1] = body
+        reply[#reply + 1] = redis.call('HINCRBY', b .. ':att', id, 1)
+        reply[#reply + 1] = token
+        if g then reply[#reply + 1] = '=' .. g else reply[#reply + 1] = '' end
+        taken = taken + 1
+      elseif g then
+        release(b, g, id)
+      end
+    end
+  end
+  reply[at + 1] = taken
+  if taken < n then redis.call('SET', b .. ':idle', '1') end
+  for _, k in ipairs({':delayed', ':retry', ':gdelay', ':lease'}) do
+    local first = redis.call('ZRANGE', b .. k, 0, 0, 'WITHSCORES')
+    if first[2] then
+      local wait = math.max(0, tonumber(first[2]) - now)
+      if reply[at] < 0 or wait < reply[at] then reply[at] = wait end
+    end
+  end
 end
 `;
 
@@ -146,17 +210,25 @@ local function prune(hk, ok, now)
 end
 `;
 
-/** KEYS: base. ARGV: id, body, delay ms, has group (`1`/`0`), group. */
+/**
+ * Stores a message, then fetches up to n of the queue for an idle consumer of the publishing engine (0: none).
+ * Reply: a fetch segment. KEYS: base. ARGV: id, body, delay ms, has group (`1`/`0`), group, n, lease ms.
+ */
 const PUBLISH = `${PRELUDE}
+local b = KEYS[1]
 local now = clock()
-store(KEYS[1], ARGV[1], ARGV[2], group_arg(ARGV[4], ARGV[5]), tonumber(ARGV[3]), now)
-return 1`;
+store(b, ARGV[1], ARGV[2], group_arg(ARGV[4], ARGV[5]), tonumber(ARGV[3]), now)
+local reply = {}
+take(b, tonumber(ARGV[6]), tonumber(ARGV[7]), now, reply)
+wake(b)
+return reply`;
 
 /**
  * Publishes to every queue bound to a topic, all or none. The caller worked out each queue's group from the
  * bindings it last saw (signature ARGV[1]); when they changed meanwhile, nothing is stored and the reply
- * carries the current ones: `{0, signature, queue, options, …}`. Else `{1, copies}`.
- * KEYS: holders, options. ARGV: signature, body, delay ms, then per queue: base, id, has group, group.
+ * carries the current ones: `{0, signature, queue, options, …}`. Else `{1, copies, then per queue a fetch
+ * segment}`: after storing, each queue is fetched for an idle consumer of the publishing engine (n, 0: none).
+ * KEYS: holders, options. ARGV: signature, body, delay ms, then per queue: base, id, has group, group, n, lease ms.
  */
 const PUBLISH_TOPIC = `${PRELUDE}${TOPIC_PRELUDE}
 local now = clock()
@@ -167,12 +239,61 @@ if sig ~= ARGV[1] then
   return reply
 end
 local delay = tonumber(ARGV[3])
-local n = 0
-for i = 4, #ARGV, 4 do
+local reply = {1, 0}
+for i = 4, #ARGV, 6 do
   store(ARGV[i], ARGV[i + 1], ARGV[2], group_arg(ARGV[i + 2], ARGV[i + 3]), delay, now)
-  n = n + 1
+  reply[2] = reply[2] + 1
 end
-return {1, n}`;
+for i = 4, #ARGV, 6 do take(ARGV[i], tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), now, reply) end
+for i = 4, #ARGV, 6 do wake(ARGV[i]) end
+return reply`;
+
+/**
+ * Publishes of one turn of an engine's event loop, in one call (each as PUBLISH or PUBLISH_TOPIC would).
+ * All are stored first, then the fetches for idle consumers of the engine run (oldest first, so the first
+ * fetch of a queue takes every message the batch put there), then the wake-ups: a batch wakes a queue once.
+ * ARGV per publish: holders (`''` for a named queue: no bindings to check), options, signature, body,
+ * delay ms, count, then per queue: base, id, has group, group, n, lease ms.
+ * Reply: per publish, as PUBLISH_TOPIC's (a named queue's: `{1, 1, segment}`).
+ */
+const PUBLISH_MANY = `${PRELUDE}${TOPIC_PRELUDE}
+local now = clock()
+local replies, takes, woken, seen = {}, {}, {}, {}
+local i = 1
+while i <= #ARGV do
+  local hk, count = ARGV[i], tonumber(ARGV[i + 5])
+  local body, delay = ARGV[i + 3], tonumber(ARGV[i + 4])
+  local reply
+  local sig, list = '', nil
+  if hk ~= '' then
+    local known = seen[hk]
+    if not known then
+      local s, l = bindings(hk, ARGV[i + 1], now)
+      known = {s, l}
+      seen[hk] = known
+    end
+    sig, list = known[1], known[2]
+  end
+  if hk ~= '' and sig ~= ARGV[i + 2] then
+    reply = {0, sig}
+    for _, v in ipairs(list) do reply[#reply + 1] = v end
+  else
+    reply = {1, count}
+    for j = i + 6, i + 5 + count * 6, 6 do
+      store(ARGV[j], ARGV[j + 1], body, group_arg(ARGV[j + 2], ARGV[j + 3]), delay, now)
+      takes[#takes + 1] = {reply, ARGV[j], tonumber(ARGV[j + 4]), tonumber(ARGV[j + 5])}
+      if not woken[ARGV[j]] then
+        woken[ARGV[j]] = true
+        woken[#woken + 1] = ARGV[j]
+      end
+    end
+  end
+  replies[#replies + 1] = reply
+  i = i + 6 + count * 6
+end
+for _, t in ipairs(takes) do take(t[2], t[3], t[4], now, t[1]) end
+for _, b in ipairs(woken) do wake(b) end
+return replies`;
 
 /**
  * Takes and releases this engine's holds on bindings. KEYS: topics set. ARGV: mode (`bind` sets the options,
@@ -214,91 +335,56 @@ end
 return reply`;
 
 /**
- * One consumer's fetch, in one call: moves what is due to waiting (`promote`: due delayed messages and
- * retries, expired leases of any engine, groups whose retry is due), then leases up to n messages,
- * alternating between ready groups and ungrouped messages so neither starves the other.
- * Reply: `{ms until the next due time or -1, then per message: id, body, attempt, token, group}`.
- * KEYS: base. ARGV: n, lease ms.
+ * One consumer's fetch (see take). Reply: a fetch segment. KEYS: base. ARGV: n, lease ms.
  */
 const FETCH = `${PRELUDE}
-local b = KEYS[1]
-local n, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
-local now = clock()
-promote(b, now)
-local reply = {-1}
-local taken = 0
-while taken < n do
-  local ready, waiting = redis.call('LLEN', b .. ':ready'), redis.call('LLEN', b .. ':wait')
-  local id, g
-  if ready > 0 and (waiting == 0 or ready >= waiting) then
-    g = redis.call('LPOP', b .. ':ready')
-    id = redis.call('LINDEX', b .. ':g:' .. g, 0)
-    if id then redis.call('HSET', b .. ':gstate', g, 'b') else redis.call('HDEL', b .. ':gstate', g) end
-  elseif waiting > 0 then
-    id = redis.call('LPOP', b .. ':wait')
-  else
-    break
-  end
-  if id then
-    local body = redis.call('HGET', b .. ':msg', id)
-    if body then
-      local token = redis.call('INCR', b .. ':seq')
-      redis.call('HSET', b .. ':tok', id, token)
-      redis.call('ZADD', b .. ':lease', num(now + lease), id)
-      reply[#reply + 1] = id
-      reply[#reply + 1] = body
-      reply[#reply + 1] = redis.call('HINCRBY', b .. ':att', id, 1)
-      reply[#reply + 1] = token
-      if g then reply[#reply + 1] = '=' .. g else reply[#reply + 1] = '' end
-      taken = taken + 1
-    elseif g then
-      release(b, g, id)
-    end
-  end
-end
-for _, k in ipairs({':delayed', ':retry', ':gdelay', ':lease'}) do
-  local first = redis.call('ZRANGE', b .. k, 0, 0, 'WITHSCORES')
-  if first[2] then
-    local wait = math.max(0, tonumber(first[2]) - now)
-    if reply[1] < 0 or wait < reply[1] then reply[1] = wait end
-  end
-end
+local reply = {}
+take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), clock(), reply)
 return reply`;
 
 /**
- * Settles a delivery; ignored (reply 0) unless it is still the message's current delivery (token).
- * KEYS: base, dead queues set. ARGV: id, token, ack|retry|defer|dead, delay ms, error, encoded queue name.
+ * Settles deliveries (each ignored unless it is still the message's current delivery: token), then fetches
+ * up to n messages into the room they made (0: none). Reply: a fetch segment.
+ * KEYS: base, dead queues set. ARGV: n, lease ms, encoded queue name, then per settle: id, token,
+ * ack|retry|defer|dead, delay ms, error.
  */
 const SETTLE = `${PRELUDE}
-local b, id, kind = KEYS[1], ARGV[1], ARGV[3]
-if redis.call('HGET', b .. ':tok', id) ~= ARGV[2] then return 0 end
+local b = KEYS[1]
 local now, us = clock()
-redis.call('ZREM', b .. ':lease', id)
-redis.call('HDEL', b .. ':tok', id)
-local g = redis.call('HGET', b .. ':grp', id)
-local wake = false
-if kind == 'ack' then
-  forget(b, id)
-  if g then wake = release(b, g, id) end
-elseif kind == 'dead' then
-  redis.call('ZADD', b .. ':dead', num(us), id)
-  redis.call('HSET', b .. ':derr', id, ARGV[5])
-  redis.call('SADD', KEYS[2], ARGV[6])
-  if g then wake = release(b, g, id) end
-else
-  if kind == 'defer' then redis.call('HINCRBY', b .. ':att', id, -1) end
-  local delay = tonumber(ARGV[4])
-  if g then
-    if delay > 0 then redis.call('ZADD', b .. ':gdelay', num(now + delay), g) else unblock(b, g) end
-  elseif delay > 0 then
-    redis.call('ZADD', b .. ':retry', num(now + delay), id)
-  else
-    redis.call('LPUSH', b .. ':wait', id)
+-- A retry or defer for later is a new due time: every consumer learns it.
+local announce = false
+for i = 4, #ARGV, 5 do
+  local id, kind = ARGV[i], ARGV[i + 2]
+  if redis.call('HGET', b .. ':tok', id) == ARGV[i + 1] then
+    redis.call('ZREM', b .. ':lease', id)
+    redis.call('HDEL', b .. ':tok', id)
+    local g = redis.call('HGET', b .. ':grp', id)
+    if kind == 'ack' then
+      forget(b, id)
+      if g then release(b, g, id) end
+    elseif kind == 'dead' then
+      redis.call('ZADD', b .. ':dead', num(us), id)
+      redis.call('HSET', b .. ':derr', id, ARGV[i + 4])
+      redis.call('SADD', KEYS[2], ARGV[3])
+      if g then release(b, g, id) end
+    else
+      if kind == 'defer' then redis.call('HINCRBY', b .. ':att', id, -1) end
+      local delay = tonumber(ARGV[i + 3])
+      if delay > 0 then announce = true end
+      if g then
+        if delay > 0 then redis.call('ZADD', b .. ':gdelay', num(now + delay), g) else unblock(b, g) end
+      elseif delay > 0 then
+        redis.call('ZADD', b .. ':retry', num(now + delay), id)
+      else
+        redis.call('LPUSH', b .. ':wait', id)
+      end
+    end
   end
-  wake = true
 end
-if wake then redis.call('PUBLISH', b .. ':wake', '') end
-return 1`;
+local reply = {}
+take(b, tonumber(ARGV[1]), tonumber(ARGV[2]), now, reply)
+if announce then redis.call('PUBLISH', b .. ':wake', '') else wake(b) end
+return reply`;
 
 /** `{waiting, in flight, delayed, dead}` as of one moment (what is due counted as waiting, even with no consumer). KEYS: base. */
 const STATS = `${PRELUDE}
@@ -428,6 +514,7 @@ return reply`;
 export const QUEUE_SCRIPTS = {
   flintQueuePublish: { numberOfKeys: 1, lua: PUBLISH },
   flintQueuePublishTopic: { numberOfKeys: 2, lua: PUBLISH_TOPIC },
+  flintQueuePublishMany: { numberOfKeys: 0, lua: PUBLISH_MANY },
   flintQueueHold: { numberOfKeys: 1, lua: HOLD },
   flintQueueTopics: { numberOfKeys: 1, lua: TOPICS },
   flintQueueFetch: { numberOfKeys: 1, lua: FETCH },
@@ -446,12 +533,13 @@ type Reply = (string | number)[];
 
 /** The client's script commands (ioredis adds one method per `defineCommand`). */
 export interface QueueScripts {
-  flintQueuePublish(base: string, ...args: Arg[]): Promise<number>;
+  flintQueuePublish(base: string, ...args: Arg[]): Promise<Reply>;
   flintQueuePublishTopic(holders: string, options: string, ...args: Arg[]): Promise<Reply>;
+  flintQueuePublishMany(...args: Arg[]): Promise<Reply[]>;
   flintQueueHold(topics: string, ...args: Arg[]): Promise<number>;
   flintQueueTopics(topics: string, prefix: string): Promise<Reply>;
   flintQueueFetch(base: string, n: number, leaseMs: number): Promise<Reply>;
-  flintQueueSettle(base: string, deadQueues: string, ...args: Arg[]): Promise<number>;
+  flintQueueSettle(base: string, deadQueues: string, ...args: Arg[]): Promise<Reply>;
   flintQueueStats(base: string): Promise<number[]>;
   flintQueuePeek(base: string, offset: number, limit: number): Promise<Reply>;
   flintQueueRemove(base: string, id: string): Promise<number>;

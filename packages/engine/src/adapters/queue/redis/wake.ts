@@ -2,8 +2,9 @@ import type { AdapterLog } from '../../shared/log.js';
 import type { RedisConnection } from '../../shared/redis-connection.js';
 
 /**
- * The wake-ups of idle consumers: every script that makes a message deliverable (or moves a due time
- * earlier) PUBLISHes on its queue's wake channel, and this engine listens on a connection of its own
+ * The wake-ups of idle consumers: a script that makes a message deliverable while the queue is marked idle
+ * (a consumer left room unfilled at its last fetch: `wake` in scripts.ts), or that sets a new due time,
+ * PUBLISHes on its queue's wake channel, and this engine listens on a connection of its own
  * (a subscribed connection can run nothing else) for the queues it consumes. Pub/sub loses what is sent
  * while the connection is down, so when it comes back every listener is called once, as if woken;
  * the consumers' poll covers anything else.
