@@ -16,7 +16,8 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { describeError, errnoCode, fsyncDir, makeDirectory, writeAll } from '../../dist/adapters/shared/files.js';
 import { RedisConnection } from '../../dist/adapters/shared/redis-connection.js';
-import { escapeRedisGlob, redactRedisUrl, redisUrlPassword, scrubPassword } from '../../dist/adapters/shared/redis-text.js';
+import { escapeRedisGlob } from '../../dist/adapters/shared/redis-text.js';
+import { redactUrl, scrubPassword, urlPassword } from '../../dist/adapters/shared/url-text.js';
 import { SpareRedisServer, deleteKeysWithPrefix } from '../support/services/redis-server.js';
 import { gateService, programAvailable, serviceAvailable } from '../support/services/services.js';
 import { freePort, rejectsWith, waitFor } from '../support/util.js';
@@ -29,21 +30,21 @@ const runOutage = gateService('Redis outage tests', programAvailable('redis-serv
 const expectUnavailable = (promise: Promise<unknown>): Promise<FlintError> => rejectsWith(promise, 'store_unavailable');
 
 describe('redis texts', () => {
-  test('redactRedisUrl replaces the password, leaves URLs without one alone, and copes with URLs it cannot parse', () => {
-    expect(redactRedisUrl('redis://user:secret@redis.example:6380/2')).toBe('redis://user:***@redis.example:6380/2');
-    expect(redactRedisUrl('redis://:secret@127.0.0.1:6379')).toBe('redis://:***@127.0.0.1:6379');
-    expect(redactRedisUrl('rediss://:p%40ss@host')).toBe('rediss://:***@host');
-    expect(redactRedisUrl('redis://127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
-    expect(redactRedisUrl('redis://user@127.0.0.1:6379')).toBe('redis://user@127.0.0.1:6379');
-    const unparseable = redactRedisUrl('redis://user:secret@[::1');
+  test('redactUrl replaces the password, leaves URLs without one alone, and copes with URLs it cannot parse', () => {
+    expect(redactUrl('redis://user:secret@redis.example:6380/2')).toBe('redis://user:***@redis.example:6380/2');
+    expect(redactUrl('redis://:secret@127.0.0.1:6379')).toBe('redis://:***@127.0.0.1:6379');
+    expect(redactUrl('rediss://:p%40ss@host')).toBe('rediss://:***@host');
+    expect(redactUrl('redis://127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
+    expect(redactUrl('redis://user@127.0.0.1:6379')).toBe('redis://user@127.0.0.1:6379');
+    const unparseable = redactUrl('redis://user:secret@[::1');
     expect(unparseable).toBe('redis://user:***@[::1');
     expect(unparseable).not.toContain('secret');
   });
 
-  test('redisUrlPassword decodes the password; scrubPassword removes every occurrence of it', () => {
-    expect(redisUrlPassword('redis://:p%40ss%20word@host:1')).toBe('p@ss word');
-    expect(redisUrlPassword('redis://host:1')).toBe('');
-    expect(redisUrlPassword('not a url')).toBe('');
+  test('urlPassword decodes the password; scrubPassword removes every occurrence of it', () => {
+    expect(urlPassword('redis://:p%40ss%20word@host:1')).toBe('p@ss word');
+    expect(urlPassword('redis://host:1')).toBe('');
+    expect(urlPassword('not a url')).toBe('');
     expect(scrubPassword('auth s3cret failed (s3cret)', 's3cret')).toBe('auth *** failed (***)');
     expect(scrubPassword('nothing to hide', '')).toBe('nothing to hide');
     expect(scrubPassword('nothing to hide', undefined)).toBe('nothing to hide');

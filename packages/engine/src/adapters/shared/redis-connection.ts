@@ -2,7 +2,7 @@ import { FlintError } from '@flint/protocol';
 import { Redis, type RedisOptions } from 'ioredis';
 import { describeError } from './files.js';
 import type { AdapterLog } from './log.js';
-import { redactRedisUrl, redisUrlPassword, scrubPassword } from './redis-text.js';
+import { redactUrl, scrubPassword, urlPassword } from './url-text.js';
 
 /** How long opening a connection waits for Redis before it gives up with store_unavailable. */
 export const REDIS_OPEN_TIMEOUT_MS = 5000;
@@ -60,7 +60,7 @@ export class RedisConnection {
     private readonly logger: AdapterLog | undefined,
   ) {
     this.client = client;
-    this.url = redactRedisUrl(options.url);
+    this.url = redactUrl(options.url);
     this.commandTimeoutMs = options.commandTimeoutMs;
     let wasReady = false;
     client.on('error', (err: Error) => {
@@ -97,8 +97,8 @@ export class RedisConnection {
       client = new Redis(options.url, clientOptions);
     } catch (err) {
       // An unparseable URL.
-      const reason = scrubPassword(describeError(err), redisUrlPassword(options.url));
-      throw new FlintError('store_unavailable', `redis at ${redactRedisUrl(options.url)} is unavailable: ${reason}`);
+      const reason = scrubPassword(describeError(err), urlPassword(options.url));
+      throw new FlintError('store_unavailable', `redis at ${redactUrl(options.url)} is unavailable: ${reason}`);
     }
     const connection = new RedisConnection(client, options, options.logger);
     await connection.waitUntilReady(openTimeoutMs);

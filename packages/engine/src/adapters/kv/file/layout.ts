@@ -1,5 +1,5 @@
-import { readdir } from 'node:fs/promises';
 import { FlintError } from '@flint/protocol';
+import { logGenerations } from '../../shared/log-generations.js';
 
 /**
  * `file_based`: the state lives in memory (the in-memory store's layout) and every change is appended
@@ -19,21 +19,7 @@ import { FlintError } from '@flint/protocol';
 export const SNAPSHOT = 'snapshot.jsonl';
 export const SNAPSHOT_TMP = 'snapshot.jsonl.tmp';
 export const SNAPSHOT_FORMAT = 1;
-const LOG_NAME = /^log-(\d+)\.jsonl$/;
-
-export function logName(generation: number): string {
-  return `log-${String(generation).padStart(8, '0')}.jsonl`;
-}
-
-/** Log generations found in the folder, ascending. */
-export async function listLogs(dir: string): Promise<Array<[number, string]>> {
-  const logs: Array<[number, string]> = [];
-  for (const name of await readdir(dir)) {
-    const match = LOG_NAME.exec(name);
-    if (match) logs.push([Number(match[1]), name]);
-  }
-  return logs.sort((a, b) => a[0] - b[0]);
-}
+export const { logName, listLogs } = logGenerations('jsonl');
 
 export function unavailable(message: string, path: string): FlintError {
   return new FlintError('store_unavailable', message, { details: { path } });

@@ -112,7 +112,7 @@ export class RabbitConsumer {
     const inHandMsgs = new Set([...this.inHand].map((e) => e.held.msg));
     const back: Held[] = [...this.loose];
     for (const lane of this.lanes.values()) back.push(...lane.items.filter((h) => !inHandMsgs.has(h.msg)));
-    for (const h of back) if (h.channel === ch) h.channel.nack(h.msg, false, true);
+    for (const h of back) if (h.channel === ch) settleOnChannel(() => h.channel.nack(h.msg, false, true));
     this.loose = [];
     this.lanes.clear();
     this.ready = [];
@@ -209,7 +209,7 @@ export class RabbitConsumer {
           failedAt: Date.now(),
         })
         .then(
-          () => ch.ack(msg),
+          () => settleOnChannel(() => ch.ack(msg)),
           () => void ch.close().catch(() => {}),
         );
       return;
@@ -279,7 +279,7 @@ export class RabbitConsumer {
     const ch = held.channel;
     switch (s.type) {
       case 'ack':
-        ch.ack(held.msg);
+        settleOnChannel(() => ch.ack(held.msg));
         this.release(lane);
         break;
       case 'dead':
@@ -301,7 +301,7 @@ export class RabbitConsumer {
   private carryOut(held: Held, stored: Promise<void>, lane: Lane | undefined): void {
     stored.then(
       () => {
-        held.channel.ack(held.msg);
+        settleOnChannel(() => held.channel.ack(held.msg));
         if (this.channel === held.channel) this.release(lane);
         this.dispatch();
       },
@@ -333,5 +333,18 @@ export class RabbitConsumer {
     lane.headAttempt = undefined;
     this.queueLane(lane);
     if (lane.items.length === 0 && !lane.queued) this.lanes.delete(lane.name);
+  }
+}
+
+/**
+ * Acks or nacks on a channel that may be closing (the consumer stopped, the connection dropped): amqplib
+ * then throws at once. Nothing is lost: the broker puts every message not acked on a closed channel
+ * back in its queue, to be delivered again (at least once).
+ */
+function settleOnChannel(settle: () => void): void {
+  try {
+    settle();
+  } catch {
+    // The channel is closing: see above.
   }
 }

@@ -2,7 +2,7 @@ import { FlintError } from '@flint/protocol';
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
 import { describeError } from '../../shared/files.js';
 import type { AdapterLog } from '../../shared/log.js';
-import { amqpUrlPassword, redactAmqpUrl } from './names.js';
+import { redactUrl, urlPassword } from '../../shared/url-text.js';
 
 export interface LinkOptions {
   url: string;
@@ -42,7 +42,7 @@ export class AmqpLink {
   generation = 0;
 
   private constructor(private readonly options: LinkOptions) {
-    this.url = redactAmqpUrl(options.url);
+    this.url = redactUrl(options.url);
   }
 
   static async open(options: LinkOptions): Promise<AmqpLink> {
@@ -65,7 +65,7 @@ export class AmqpLink {
   }
 
   failure(reason: string): FlintError {
-    const password = amqpUrlPassword(this.options.url);
+    const password = urlPassword(this.options.url);
     const safe = password ? reason.split(password).join('***') : reason;
     return new FlintError('queue_unavailable', `rabbitmq at ${this.url} is unavailable: ${safe}`);
   }

@@ -69,23 +69,3 @@ export function delayBucket(delayMs: number): number {
 export function delayQueueExpiry(bucketMs: number): number {
   return bucketMs * 2 + 60_000;
 }
-
-/** The URL with its password replaced by `***` (for messages and logs). */
-export function redactAmqpUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password === '') return url;
-    parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@');
-  }
-}
-
-export function amqpUrlPassword(url: string): string {
-  try {
-    return decodeURIComponent(new URL(url).password);
-  } catch {
-    return '';
-  }
-}

@@ -1,5 +1,5 @@
-import { readdir } from 'node:fs/promises';
 import { FlintError } from '@flint/protocol';
+import { logGenerations } from '../../../shared/log-generations.js';
 
 /**
  * The folder of a `file_based` builtin queue store:
@@ -15,21 +15,7 @@ import { FlintError } from '@flint/protocol';
 export const SNAPSHOT = 'snapshot.dat';
 export const SNAPSHOT_TMP = 'snapshot.dat.tmp';
 export const SNAPSHOT_FORMAT = 1;
-const LOG_NAME = /^log-(\d+)\.dat$/;
-
-export function logName(generation: number): string {
-  return `log-${String(generation).padStart(8, '0')}.dat`;
-}
-
-/** Log generations found in the folder, ascending. */
-export async function listLogs(dir: string): Promise<Array<[number, string]>> {
-  const logs: Array<[number, string]> = [];
-  for (const name of await readdir(dir)) {
-    const match = LOG_NAME.exec(name);
-    if (match) logs.push([Number(match[1]), name]);
-  }
-  return logs.sort((a, b) => a[0] - b[0]);
-}
+export const { logName, listLogs } = logGenerations('dat');
 
 export function unavailable(message: string, path: string): FlintError {
   return new FlintError('queue_unavailable', message, { details: { path } });
