@@ -16,6 +16,7 @@ export type { ConnectionProblem } from './connection-problem.js';
 export { FlintInvocationError, TriggerRegistrationError } from './errors.js';
 export { type ApiResponse, type HttpRequest, type HttpResponse, type SseEvent, formatSse, http } from './http.js';
 export { Logger } from './logger.js';
+export type { HandlerWithTrigger } from './module-client.js';
 export {
   type DeadLetterInfo,
   type DurableSubscriberConfig,

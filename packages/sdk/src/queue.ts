@@ -1,11 +1,5 @@
 import { randomUUID } from 'node:crypto';
-
-/** The part of a Worker the queue client uses (kept structural to avoid an import cycle). */
-interface QueueHost {
-  trigger<I, O>(request: { function_id: string; payload?: I }): Promise<O>;
-  registerFunction(id: string, handler: (input: never) => unknown, options?: { description?: string }): { id: string; unregister(): void };
-  registerTrigger(input: { type: string; function_id: string; config: unknown }): { id: string; ready: Promise<{ parked: boolean }>; unregister(): void };
-}
+import { type ClientHost, type HandlerWithTrigger, handlerWithTrigger } from './module-client.js';
 
 /** How a subscriber's messages are delivered (each key overrides the queue module's `defaults`). */
 export interface SubscriberQueueConfig {
@@ -54,7 +48,7 @@ export interface DeadLetterInfo<T = unknown> {
 
 /** A typed client for the queue module: publish to topics, subscribe to them, look after dead letters. */
 export class QueueClient {
-  constructor(private readonly worker: QueueHost) {}
+  constructor(private readonly worker: ClientHost) {}
 
   /**
    * Publishes `data` to `topic`: every function subscribed to it gets it once. Resolves once the message
@@ -67,26 +61,19 @@ export class QueueClient {
   }
 
   /** Handles every message of `topic` (registers a function and a `durable:subscriber` trigger). */
-  subscribe<T = unknown>(
-    topic: string,
-    handler: (data: T) => unknown,
-    options: SubscribeOptions = {},
-  ): { fn: { id: string; unregister(): void }; trigger: { id: string; ready: Promise<{ parked: boolean }>; unregister(): void }; unregister(): void } {
-    const fn = this.worker.registerFunction(options.function_id ?? `on-message::${randomUUID()}`, handler as (input: never) => unknown, {
-      description: `Handles messages of topic ${topic}`,
-    });
+  subscribe<T = unknown>(topic: string, handler: (data: T) => unknown, options: SubscribeOptions = {}): HandlerWithTrigger {
     const config: DurableSubscriberConfig = { topic };
     if (options.condition_function_id !== undefined) config.condition_function_id = options.condition_function_id;
     if (options.queue_config !== undefined) config.queue_config = options.queue_config;
-    const trigger = this.worker.registerTrigger({ type: 'durable:subscriber', function_id: fn.id, config });
-    return {
-      fn,
-      trigger,
-      unregister: () => {
-        trigger.unregister();
-        fn.unregister();
-      },
-    };
+    const functionId = options.function_id ?? `on-message::${randomUUID()}`;
+    return handlerWithTrigger(
+      this.worker,
+      functionId,
+      handler as (input: never) => unknown,
+      `Handles messages of topic ${topic}`,
+      'durable:subscriber',
+      config,
+    );
   }
 
   /** Depth, in flight, delayed, dead, unrouted, consumers and rates of a topic or named queue. */

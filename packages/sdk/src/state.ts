@@ -1,11 +1,5 @@
 import { randomUUID } from 'node:crypto';
-
-/** The part of a Worker the state client uses (kept structural to avoid an import cycle). */
-interface StateHost {
-  trigger<I, O>(request: { function_id: string; payload?: I }): Promise<O>;
-  registerFunction(id: string, handler: (input: never) => unknown, options?: { description?: string }): { id: string; unregister(): void };
-  registerTrigger(input: { type: string; function_id: string; config: unknown }): { id: string; ready: Promise<{ parked: boolean }>; unregister(): void };
-}
+import { type ClientHost, type HandlerWithTrigger, handlerWithTrigger } from './module-client.js';
 
 export type StateEventType = 'state:created' | 'state:updated' | 'state:deleted';
 
@@ -45,7 +39,7 @@ export interface OnChangeOptions {
 
 /** A typed client for the state module's functions (`state::*`) and `state` triggers. */
 export class StateClient {
-  constructor(private readonly worker: StateHost) {}
+  constructor(private readonly worker: ClientHost) {}
 
   /** The value, or null when the key does not exist. */
   get<T = unknown>(scope: string, key: string): Promise<T | null> {
@@ -73,26 +67,12 @@ export class StateClient {
   }
 
   /** Runs `handler` after every change in `scope` (registers a function and a `state` trigger). */
-  onChange<T = unknown>(
-    scope: string,
-    handler: (event: StateEvent<T>) => unknown,
-    options: OnChangeOptions = {},
-  ): { fn: { id: string; unregister(): void }; trigger: { id: string; ready: Promise<{ parked: boolean }>; unregister(): void }; unregister(): void } {
-    const fn = this.worker.registerFunction(options.function_id ?? `on-state-change::${randomUUID()}`, handler as (input: never) => unknown, {
-      description: `Handles changes of state scope ${scope}`,
-    });
+  onChange<T = unknown>(scope: string, handler: (event: StateEvent<T>) => unknown, options: OnChangeOptions = {}): HandlerWithTrigger {
     const config: Record<string, string> = { scope };
     if (options.key !== undefined) config.key = options.key;
     if (options.condition_function_id !== undefined) config.condition_function_id = options.condition_function_id;
-    const trigger = this.worker.registerTrigger({ type: 'state', function_id: fn.id, config });
-    return {
-      fn,
-      trigger,
-      unregister: () => {
-        trigger.unregister();
-        fn.unregister();
-      },
-    };
+    const functionId = options.function_id ?? `on-state-change::${randomUUID()}`;
+    return handlerWithTrigger(this.worker, functionId, handler as (input: never) => unknown, `Handles changes of state scope ${scope}`, 'state', config);
   }
 
   private call<T>(functionId: string, payload: unknown): Promise<T> {

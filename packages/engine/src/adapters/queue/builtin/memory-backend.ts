@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { groupOf } from '../groups.js';
+import { LocalBindings } from '../local-bindings.js';
 import type { BindOptions, ConsumeOptions, Consumer, DeadLetter, DeliveryHandler, NewMessage, QueueBackend, QueueStats, WaitingMessage } from '../types.js';
 import { MemoryQueue, type QueueJournal, type StoredMessage, deadView, loadData, nextSeq, waitingView } from './memory-queue.js';
 
@@ -9,7 +10,7 @@ import { MemoryQueue, type QueueJournal, type StoredMessage, deadView, loadData,
  */
 export class MemoryQueueBackend implements QueueBackend {
   private readonly queues = new Map<string, MemoryQueue>();
-  private readonly bindings = new Map<string, Map<string, BindOptions>>();
+  private readonly bindings = new LocalBindings();
   private closed = false;
 
   constructor(
@@ -34,8 +35,8 @@ export class MemoryQueueBackend implements QueueBackend {
   }
 
   async publishTopic(topic: string, message: NewMessage): Promise<number> {
-    const bound = this.bindings.get(topic);
-    if (!bound || bound.size === 0) return 0;
+    const bound = this.bindings.of(topic);
+    if (bound.size === 0) return 0;
     // Every group is worked out before anything is stored: a refused message is stored nowhere.
     const targets = [...bound].map(([queue, options]) => ({ queue, group: groupOf(queue, message.data, options) }));
     for (const { queue, group } of targets) this.queue(queue).add(stored(message, group), message.delayMs);
@@ -43,22 +44,15 @@ export class MemoryQueueBackend implements QueueBackend {
   }
 
   async bind(topic: string, queue: string, options: BindOptions): Promise<void> {
-    let bound = this.bindings.get(topic);
-    if (!bound) {
-      bound = new Map();
-      this.bindings.set(topic, bound);
-    }
-    bound.set(queue, { ...options });
+    this.bindings.set(topic, queue, options);
   }
 
   async unbind(topic: string, queue: string): Promise<void> {
-    const bound = this.bindings.get(topic);
-    bound?.delete(queue);
-    if (bound?.size === 0) this.bindings.delete(topic);
+    this.bindings.delete(topic, queue);
   }
 
   async topics(): Promise<{ topic: string; queues: string[] }[]> {
-    return [...this.bindings].map(([topic, bound]) => ({ topic, queues: [...bound.keys()] }));
+    return this.bindings.list();
   }
 
   consume(queue: string, options: ConsumeOptions, handler: DeliveryHandler): Consumer {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Channel, GetMessage } from 'amqplib';
 import type { AdapterLog } from '../../shared/log.js';
 import { groupOf } from '../groups.js';
+import { LocalBindings } from '../local-bindings.js';
 import type { BindOptions, ConsumeOptions, Consumer, DeadLetter, DeliveryHandler, NewMessage, QueueBackend, QueueStats, WaitingMessage } from '../types.js';
 import { type Envelope, decode, encode, toDeadLetter, toWaiting } from './codec.js';
 import type { RabbitmqQueueConfig } from './config.js';
@@ -51,7 +52,7 @@ interface RegistryRecord {
 export class RabbitQueueBackend implements QueueBackend {
   readonly kind = 'rabbitmq';
   private readonly names: Names;
-  private readonly bindings = new Map<string, Map<string, BindOptions>>();
+  private readonly bindings = new LocalBindings();
   private readonly consumers = new Set<RabbitConsumer>();
   private readonly delayBuckets = new Map<string, Set<number>>();
   private readonly registered = new Set<string>();
@@ -86,7 +87,7 @@ export class RabbitQueueBackend implements QueueBackend {
   }
 
   async publishTopic(topic: string, message: NewMessage): Promise<number> {
-    const bound = this.bindings.get(topic) ?? new Map<string, BindOptions>();
+    const bound = this.bindings.of(topic);
     // Every group is worked out before anything is stored: a refused message is stored nowhere.
     const groups: Record<string, string> = {};
     for (const [queue, options] of bound) {
@@ -125,23 +126,16 @@ export class RabbitQueueBackend implements QueueBackend {
     const name = await this.ensureQueue(queue);
     const exchange = await this.ensureExchange(topic);
     await this.link.withChannel((ch) => ch.bindQueue(name, exchange, ''));
-    let bound = this.bindings.get(topic);
-    if (!bound) {
-      bound = new Map();
-      this.bindings.set(topic, bound);
-    }
-    bound.set(queue, { ...options });
+    this.bindings.set(topic, queue, options);
   }
 
   async unbind(topic: string, queue: string): Promise<void> {
-    const bound = this.bindings.get(topic);
-    bound?.delete(queue);
-    if (bound?.size === 0) this.bindings.delete(topic);
+    this.bindings.delete(topic, queue);
     await this.link.withChannel((ch) => ch.unbindQueue(this.names.queue(queue), this.names.topic(topic), ''));
   }
 
   async topics(): Promise<{ topic: string; queues: string[] }[]> {
-    return [...this.bindings].map(([topic, bound]) => ({ topic, queues: [...bound.keys()] }));
+    return this.bindings.list();
   }
 
   consume(queue: string, options: ConsumeOptions, handler: DeliveryHandler): Consumer {
