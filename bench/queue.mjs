@@ -24,7 +24,8 @@
 //
 // Env: BENCH_QUEUE_MESSAGES (20000), BENCH_QUEUE_IN_FLIGHT (64), BENCH_QUEUE_WARMUP (1000),
 //      BENCH_QUEUE_LATENCY_SAMPLES (500), BENCH_ROUNDS (5), BENCH_REDIS_URL (redis://127.0.0.1:6379),
-//      BENCH_AMQP_URL (amqp://guest:guest@127.0.0.1:5672), BENCH_CPU_PROF=<dir>, BENCH_STRICT=1.
+//      BENCH_AMQP_URL (amqp://guest:guest@127.0.0.1:5672), BENCH_CPU_PROF=<dir>, BENCH_STRICT=1,
+//      BENCH_QUEUE_SYSTEMS (all: bullmq,builtin,redis,rabbitmq,amqplib; the targets need their baselines).
 import { randomBytes } from 'node:crypto';
 import { readFile, readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +47,7 @@ const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:567
 const tag = randomBytes(6).toString('hex');
 const REDIS_PREFIX = `flint-bench:${tag}:`;
 const RABBIT_PREFIX = `flint-bench.${tag}`;
+const wanted = new Set((process.env.BENCH_QUEUE_SYSTEMS ?? 'bullmq,builtin,redis,rabbitmq,amqplib').split(',').map((s) => s.trim()));
 const TOPIC = 'bench-queue';
 const LATENCY_TOPIC = 'bench-queue-latency';
 const HANDLER_ID = 'bench::queue-handler';
@@ -313,6 +315,7 @@ try {
 
   // Each system is added, or skipped with the reason (a setup that throws counts as one).
   const add = async (name, setup) => {
+    if (!wanted.has(name)) return;
     let system;
     try {
       system = await setup();

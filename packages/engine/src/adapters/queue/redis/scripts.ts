@@ -7,22 +7,28 @@
  *
  * | key            | type   | holds                                                                  |
  * | -------------- | ------ | ---------------------------------------------------------------------- |
- * | `:msg`         | hash   | id → the message's JSON (data, publishedAt, trace context, function)    |
- * | `:att`         | hash   | id → deliveries so far (a defer gives one back)                         |
- * | `:grp`         | hash   | id → FIFO group, for grouped messages only                              |
+ * | `:m:<id>`      | hash   | one message: `d` its JSON (data, publishedAt, trace context, function), |
+ * |                |        | `a` deliveries so far (a defer gives one back), `g` its FIFO group,     |
+ * |                |        | `t` the token of its current delivery (a late settle does not match),  |
+ * |                |        | `e` the error of its last attempt once dead                            |
  * | `:wait`        | list   | ungrouped waiting ids, oldest first (retries go back to the front)      |
  * | `:delayed`     | zset   | id → due ms: published with a delay                                    |
  * | `:retry`       | zset   | id → due ms: ungrouped retries and defers (back to the front when due)  |
  * | `:lease`       | zset   | id → lease expiry ms: in flight                                         |
- * | `:tok`         | hash   | id → the token of its current delivery (a late settle does not match)   |
+ * | `:gdelay`      | zset   | group → due ms: busy until its head's retry is due                      |
+ * | `:due`         | string | no score in the four sets above is lower (absent: unknown)              |
  * | `:seq`         | string | the last delivery token                                                 |
  * | `:g:<group>`   | list   | a group's ids in order; while the group is busy its head is in flight   |
  * | `:gstate`      | hash   | group → `q` (in `:ready`) or `b` (busy); absent when the group is empty |
  * | `:ready`       | list   | groups whose head may go now: a busy group is never in it               |
- * | `:gdelay`      | zset   | group → due ms: busy until its head's retry is due                      |
  * | `:dead`        | zset   | id → failure time in µs (newest first by score)                         |
  * | `:idle`        | string | set when a fetch left room unfilled: the next deliverable message wakes |
- * | `:derr`        | hash   | id → the error of the last attempt                                      |
+ *
+ * The hot path costs few Redis calls per message (each call inside a script costs about a microsecond of
+ * the server's single thread): a publish writes the message's hash and pushes the ids of a batch in one
+ * call; a fetch pops its ids in one call, reads and marks each message, and leases them all with one ZADD;
+ * an ack checks the token and deletes, the leases of a batch going in one ZREM. What is due (delays,
+ * retries, expired leases) is looked for only once `:due` has passed, so a busy queue reads one key for it.
  *
  * Times come from Redis (`TIME`), so engines with skewed clocks agree on what is due. Scores are written as
  * integers (`%.0f`): Lua would print large numbers with 14 significant digits. Scripts reply with arrays,
@@ -34,10 +40,36 @@
 const PRELUDE = `
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 local function num(n) return string.format('%.0f', n) end
+local NEVER = 1e15
 local function clock()
   local t = redis.call('TIME')
   local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
   return math.floor(us / 1000), us
+end
+local function mkey(b, id) return b .. ':m:' .. id end
+-- Runs a variadic command over a list, in slices (Lua's unpack has a limit).
+local function each_slice(cmd, key, list)
+  for i = 1, #list, 500 do redis.call(cmd, key, unpack(list, i, math.min(i + 499, #list))) end
+end
+-- :due, as this script knows it (read once per queue): -1 when unknown, so the next promote looks.
+local dues = {}
+local function due_of(b)
+  local d = dues[b]
+  if d == nil then
+    d = tonumber(redis.call('GET', b .. ':due') or '-1')
+    dues[b] = d
+  end
+  return d
+end
+local function lower_due(b, at)
+  if at < due_of(b) then
+    dues[b] = at
+    redis.call('SET', b .. ':due', num(at))
+  end
+end
+local function schedule(b, set, at, member)
+  redis.call('ZADD', b .. set, num(at), member)
+  lower_due(b, at)
 end
 local function queue_group(b, g)
   redis.call('HSET', b .. ':gstate', g, 'q')
@@ -64,16 +96,28 @@ end
 local function unblock(b, g)
   if redis.call('HGET', b .. ':gstate', g) == 'b' then queue_group(b, g) end
 end
-local function store(b, id, body, g, delay, now)
-  redis.call('HSET', b .. ':msg', id, body)
-  if g then redis.call('HSET', b .. ':grp', id, g) end
+-- Stores a message. Ungrouped ones due now are collected in waits[b] (queues in order of first use in
+-- waits itself) for push_waits, which appends each queue's in one call.
+local function store(b, id, body, g, delay, now, waits)
+  if g then redis.call('HSET', mkey(b, id), 'd', body, 'g', g) else redis.call('HSET', mkey(b, id), 'd', body) end
   if delay > 0 then
-    redis.call('ZADD', b .. ':delayed', num(now + delay), id)
+    schedule(b, ':delayed', now + delay, id)
     -- A new due time: every consumer learns it (a wake-up fetches, and its reply tells when).
     redis.call('PUBLISH', b .. ':wake', '')
-  else
+  elseif g then
     append(b, id, g)
+  else
+    local w = waits[b]
+    if not w then
+      w = {}
+      waits[b] = w
+      waits[#waits + 1] = b
+    end
+    w[#w + 1] = id
   end
+end
+local function push_waits(waits)
+  for _, b in ipairs(waits) do each_slice('RPUSH', b .. ':wait', waits[b]) end
 end
 -- Wakes the queue's consumers when one of them left room unfilled at its last fetch (\`:idle\`, see take)
 -- and something is deliverable now. A busy queue (every consumer full, or fetching anyway) sends none.
@@ -89,13 +133,15 @@ local function group_arg(flag, g)
 end
 -- What is due by now: publish delays to the back, retries to the front, expired leases back to waiting
 -- (the consumer died or hung: the attempt is counted when delivered again), groups whose retry is due.
--- At most LIMIT of each per call, so one call never runs long; the rest goes on the next.
+-- Nothing before :due. At most LIMIT of each per call, so one call never runs long; the rest goes on the
+-- next (:due is then still past).
 local LIMIT = 1000
 local function promote(b, now)
+  if now < due_of(b) then return end
   local due = redis.call('ZRANGEBYSCORE', b .. ':delayed', '-inf', num(now), 'LIMIT', 0, LIMIT)
   for _, id in ipairs(due) do
     redis.call('ZREM', b .. ':delayed', id)
-    append(b, id, redis.call('HGET', b .. ':grp', id))
+    append(b, id, redis.call('HGET', mkey(b, id), 'g'))
   end
   due = redis.call('ZRANGEBYSCORE', b .. ':retry', '-inf', num(now), 'LIMIT', 0, LIMIT)
   for i = #due, 1, -1 do
@@ -105,9 +151,10 @@ local function promote(b, now)
   due = redis.call('ZRANGEBYSCORE', b .. ':lease', '-inf', num(now), 'LIMIT', 0, LIMIT)
   for i = #due, 1, -1 do
     local id = due[i]
+    local mk = mkey(b, id)
     redis.call('ZREM', b .. ':lease', id)
-    redis.call('HDEL', b .. ':tok', id)
-    local g = redis.call('HGET', b .. ':grp', id)
+    local g = redis.call('HGET', mk, 'g')
+    redis.call('HDEL', mk, 't')
     if g then unblock(b, g) else redis.call('LPUSH', b .. ':wait', id) end
   end
   due = redis.call('ZRANGEBYSCORE', b .. ':gdelay', '-inf', num(now), 'LIMIT', 0, LIMIT)
@@ -115,61 +162,82 @@ local function promote(b, now)
     redis.call('ZREM', b .. ':gdelay', g)
     unblock(b, g)
   end
-end
-local function forget(b, id)
-  redis.call('HDEL', b .. ':msg', id)
-  redis.call('HDEL', b .. ':att', id)
-  redis.call('HDEL', b .. ':grp', id)
+  local d = NEVER
+  for _, k in ipairs({':delayed', ':retry', ':lease', ':gdelay'}) do
+    local first = redis.call('ZRANGE', b .. k, 0, 0, 'WITHSCORES')
+    if first[2] then d = math.min(d, tonumber(first[2])) end
+  end
+  dues[b] = d
+  redis.call('SET', b .. ':due', num(d))
 end
 -- A consumer's fetch: moves what is due to waiting (promote), then leases up to n messages, alternating
--- between ready groups and ungrouped messages so neither starves the other. Appends a fetch segment to
--- reply: \`ms until the next due time or -1, count, then per message: id, body, attempt, token, group\`.
--- Room left unfilled marks the queue idle: the next message to become deliverable wakes its consumers.
+-- between ready groups and ungrouped messages so neither starves the other (ungrouped ones are popped in
+-- runs). Appends a fetch segment to reply: \`ms until the next due time or -1, count, then per message:
+-- id, body, attempt, token, group\`. Room left unfilled marks the queue idle: the next message to become
+-- deliverable wakes its consumers.
 local function take(b, n, lease, now, reply)
   local at = #reply + 1
   reply[at] = -1
   reply[at + 1] = 0
   if n <= 0 then return end
   promote(b, now)
-  local taken = 0
-  while taken < n do
-    local ready, waiting = redis.call('LLEN', b .. ':ready'), redis.call('LLEN', b .. ':wait')
-    local id, g
+  local ready, waiting = redis.call('LLEN', b .. ':ready'), redis.call('LLEN', b .. ':wait')
+  local ids, bodies, attempts, groups = {}, {}, {}, {}
+  local function add(id, g)
+    local m = redis.call('HMGET', mkey(b, id), 'd', 'a')
+    if m[1] then
+      local k = #ids + 1
+      ids[k], bodies[k], attempts[k], groups[k] = id, m[1], (tonumber(m[2]) or 0) + 1, g or false
+    elseif g and release(b, g, id) then
+      ready = ready + 1
+    end
+  end
+  while #ids < n do
     if ready > 0 and (waiting == 0 or ready >= waiting) then
-      g = redis.call('LPOP', b .. ':ready')
-      id = redis.call('LINDEX', b .. ':g:' .. g, 0)
-      if id then redis.call('HSET', b .. ':gstate', g, 'b') else redis.call('HDEL', b .. ':gstate', g) end
+      ready = ready - 1
+      local g = redis.call('LPOP', b .. ':ready')
+      local id = redis.call('LINDEX', b .. ':g:' .. g, 0)
+      if id then
+        redis.call('HSET', b .. ':gstate', g, 'b')
+        add(id, g)
+      else
+        redis.call('HDEL', b .. ':gstate', g)
+      end
     elseif waiting > 0 then
-      id = redis.call('LPOP', b .. ':wait')
+      local k = math.min(n - #ids, waiting)
+      if ready > 0 then k = math.min(k, waiting - ready) end
+      local popped = redis.call('LRANGE', b .. ':wait', 0, k - 1)
+      redis.call('LTRIM', b .. ':wait', k, -1)
+      waiting = waiting - k
+      for _, id in ipairs(popped) do add(id, nil) end
     else
       break
     end
-    if id then
-      local body = redis.call('HGET', b .. ':msg', id)
-      if body then
-        local token = redis.call('INCR', b .. ':seq')
-        redis.call('HSET', b .. ':tok', id, token)
-        redis.call('ZADD', b .. ':lease', num(now + lease), id)
-        reply[#reply + 1] = id
-        reply[#reply + 1] = body
-        reply[#reply + 1] = redis.call('HINCRBY', b .. ':att', id, 1)
-        reply[#reply + 1] = token
-        if g then reply[#reply + 1] = '=' .. g else reply[#reply + 1] = '' end
-        taken = taken + 1
-      elseif g then
-        release(b, g, id)
-      end
-    end
   end
+  local taken = #ids
   reply[at + 1] = taken
-  if taken < n then redis.call('SET', b .. ':idle', '1') end
-  for _, k in ipairs({':delayed', ':retry', ':gdelay', ':lease'}) do
-    local first = redis.call('ZRANGE', b .. k, 0, 0, 'WITHSCORES')
-    if first[2] then
-      local wait = math.max(0, tonumber(first[2]) - now)
-      if reply[at] < 0 or wait < reply[at] then reply[at] = wait end
+  if taken > 0 then
+    local token = redis.call('INCRBY', b .. ':seq', taken) - taken
+    local until_ = now + lease
+    local score = num(until_)
+    local leases = {}
+    for k = 1, taken do
+      token = token + 1
+      redis.call('HSET', mkey(b, ids[k]), 'a', attempts[k], 't', token)
+      leases[#leases + 1] = score
+      leases[#leases + 1] = ids[k]
+      reply[#reply + 1] = ids[k]
+      reply[#reply + 1] = bodies[k]
+      reply[#reply + 1] = attempts[k]
+      reply[#reply + 1] = token
+      if groups[k] then reply[#reply + 1] = '=' .. groups[k] else reply[#reply + 1] = '' end
     end
+    each_slice('ZADD', b .. ':lease', leases)
+    lower_due(b, until_)
   end
+  if taken < n then redis.call('SET', b .. ':idle', '1') end
+  local d = due_of(b)
+  if d < NEVER then reply[at] = math.max(0, d - now) end
 end
 `;
 
@@ -211,44 +279,6 @@ end
 `;
 
 /**
- * Stores a message, then fetches up to n of the queue for an idle consumer of the publishing engine (0: none).
- * Reply: a fetch segment. KEYS: base. ARGV: id, body, delay ms, has group (`1`/`0`), group, n, lease ms.
- */
-const PUBLISH = `${PRELUDE}
-local b = KEYS[1]
-local now = clock()
-store(b, ARGV[1], ARGV[2], group_arg(ARGV[4], ARGV[5]), tonumber(ARGV[3]), now)
-local reply = {}
-take(b, tonumber(ARGV[6]), tonumber(ARGV[7]), now, reply)
-wake(b)
-return reply`;
-
-/**
- * Publishes to every queue bound to a topic, all or none. The caller worked out each queue's group from the
- * bindings it last saw (signature ARGV[1]); when they changed meanwhile, nothing is stored and the reply
- * carries the current ones: `{0, signature, queue, options, …}`. Else `{1, copies, then per queue a fetch
- * segment}`: after storing, each queue is fetched for an idle consumer of the publishing engine (n, 0: none).
- * KEYS: holders, options. ARGV: signature, body, delay ms, then per queue: base, id, has group, group, n, lease ms.
- */
-const PUBLISH_TOPIC = `${PRELUDE}${TOPIC_PRELUDE}
-local now = clock()
-local sig, list = bindings(KEYS[1], KEYS[2], now)
-if sig ~= ARGV[1] then
-  local reply = {0, sig}
-  for _, v in ipairs(list) do reply[#reply + 1] = v end
-  return reply
-end
-local delay = tonumber(ARGV[3])
-local reply = {1, 0}
-for i = 4, #ARGV, 6 do
-  store(ARGV[i], ARGV[i + 1], ARGV[2], group_arg(ARGV[i + 2], ARGV[i + 3]), delay, now)
-  reply[2] = reply[2] + 1
-end
-for i = 4, #ARGV, 6 do take(ARGV[i], tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), now, reply) end
-for i = 4, #ARGV, 6 do wake(ARGV[i]) end
-return reply`;
-
-/**
  * Publishes of one turn of an engine's event loop, in one call (each as PUBLISH or PUBLISH_TOPIC would).
  * All are stored first, then the fetches for idle consumers of the engine run (oldest first, so the first
  * fetch of a queue takes every message the batch put there), then the wake-ups: a batch wakes a queue once.
@@ -258,7 +288,7 @@ return reply`;
  */
 const PUBLISH_MANY = `${PRELUDE}${TOPIC_PRELUDE}
 local now = clock()
-local replies, takes, woken, seen = {}, {}, {}, {}
+local replies, takes, woken, seen, waits = {}, {}, {}, {}, {}
 local i = 1
 while i <= #ARGV do
   local hk, count = ARGV[i], tonumber(ARGV[i + 5])
@@ -280,7 +310,7 @@ while i <= #ARGV do
   else
     reply = {1, count}
     for j = i + 6, i + 5 + count * 6, 6 do
-      store(ARGV[j], ARGV[j + 1], body, group_arg(ARGV[j + 2], ARGV[j + 3]), delay, now)
+      store(ARGV[j], ARGV[j + 1], body, group_arg(ARGV[j + 2], ARGV[j + 3]), delay, now, waits)
       takes[#takes + 1] = {reply, ARGV[j], tonumber(ARGV[j + 4]), tonumber(ARGV[j + 5])}
       if not woken[ARGV[j]] then
         woken[ARGV[j]] = true
@@ -291,6 +321,7 @@ while i <= #ARGV do
   replies[#replies + 1] = reply
   i = i + 6 + count * 6
 end
+push_waits(waits)
 for _, t in ipairs(takes) do take(t[2], t[3], t[4], now, t[1]) end
 for _, b in ipairs(woken) do wake(b) end
 return replies`;
@@ -353,33 +384,41 @@ local b = KEYS[1]
 local now, us = clock()
 -- A retry or defer for later is a new due time: every consumer learns it.
 local announce = false
+local settled, acked = {}, {}
 for i = 4, #ARGV, 5 do
   local id, kind = ARGV[i], ARGV[i + 2]
-  if redis.call('HGET', b .. ':tok', id) == ARGV[i + 1] then
-    redis.call('ZREM', b .. ':lease', id)
-    redis.call('HDEL', b .. ':tok', id)
-    local g = redis.call('HGET', b .. ':grp', id)
+  local mk = mkey(b, id)
+  local m = redis.call('HMGET', mk, 't', 'g')
+  if m[1] == ARGV[i + 1] then
+    settled[#settled + 1] = id
+    local g = m[2]
     if kind == 'ack' then
-      forget(b, id)
+      acked[#acked + 1] = mk
       if g then release(b, g, id) end
     elseif kind == 'dead' then
+      redis.call('HDEL', mk, 't')
+      redis.call('HSET', mk, 'e', ARGV[i + 4])
       redis.call('ZADD', b .. ':dead', num(us), id)
-      redis.call('HSET', b .. ':derr', id, ARGV[i + 4])
       redis.call('SADD', KEYS[2], ARGV[3])
       if g then release(b, g, id) end
     else
-      if kind == 'defer' then redis.call('HINCRBY', b .. ':att', id, -1) end
+      redis.call('HDEL', mk, 't')
+      if kind == 'defer' then redis.call('HINCRBY', mk, 'a', -1) end
       local delay = tonumber(ARGV[i + 3])
       if delay > 0 then announce = true end
       if g then
-        if delay > 0 then redis.call('ZADD', b .. ':gdelay', num(now + delay), g) else unblock(b, g) end
+        if delay > 0 then schedule(b, ':gdelay', now + delay, g) else unblock(b, g) end
       elseif delay > 0 then
-        redis.call('ZADD', b .. ':retry', num(now + delay), id)
+        schedule(b, ':retry', now + delay, id)
       else
         redis.call('LPUSH', b .. ':wait', id)
       end
     end
   end
+end
+if #settled > 0 then each_slice('ZREM', b .. ':lease', settled) end
+if #acked > 0 then
+  for k = 1, #acked, 500 do redis.call('DEL', unpack(acked, k, math.min(k + 499, #acked))) end
 end
 local reply = {}
 take(b, tonumber(ARGV[1]), tonumber(ARGV[2]), now, reply)
@@ -412,7 +451,7 @@ local reply = {0}
 local function add(ids, g)
   for i, id in ipairs(ids) do
     reply[#reply + 1] = id
-    reply[#reply + 1] = redis.call('HGET', b .. ':msg', id) or 'null'
+    reply[#reply + 1] = redis.call('HGET', mkey(b, id), 'd') or 'null'
     reply[#reply + 1] = g
   end
 end
@@ -434,7 +473,7 @@ return reply`;
 const REMOVE = `${PRELUDE}
 local b, id = KEYS[1], ARGV[1]
 if redis.call('LREM', b .. ':wait', 1, id) == 0 then
-  local g = redis.call('HGET', b .. ':grp', id)
+  local g = redis.call('HGET', mkey(b, id), 'g')
   if not g then return 0 end
   local gk = b .. ':g:' .. g
   if redis.call('HGET', b .. ':gstate', g) == 'b' and redis.call('LINDEX', gk, 0) == id then return 0 end
@@ -444,7 +483,7 @@ if redis.call('LREM', b .. ':wait', 1, id) == 0 then
     redis.call('LREM', b .. ':ready', 1, g)
   end
 end
-forget(b, id)
+redis.call('DEL', mkey(b, id))
 return 1`;
 
 /** Dead letters newest first: per letter id, body, error, attempts, failure µs, group. KEYS: base. ARGV: offset, limit. */
@@ -455,13 +494,13 @@ local page = redis.call('ZREVRANGE', b .. ':dead', from, from + tonumber(ARGV[2]
 local reply = {}
 for i = 1, #page, 2 do
   local id = page[i]
-  local g = redis.call('HGET', b .. ':grp', id)
+  local m = redis.call('HMGET', b .. ':m:' .. id, 'd', 'e', 'a', 'g')
   reply[#reply + 1] = id
-  reply[#reply + 1] = redis.call('HGET', b .. ':msg', id) or 'null'
-  reply[#reply + 1] = redis.call('HGET', b .. ':derr', id) or ''
-  reply[#reply + 1] = redis.call('HGET', b .. ':att', id) or '0'
+  reply[#reply + 1] = m[1] or 'null'
+  reply[#reply + 1] = m[2] or ''
+  reply[#reply + 1] = m[3] or '0'
   reply[#reply + 1] = page[i + 1]
-  if g then reply[#reply + 1] = '=' .. g else reply[#reply + 1] = '' end
+  if m[4] then reply[#reply + 1] = '=' .. m[4] else reply[#reply + 1] = '' end
 end
 return reply`;
 
@@ -481,9 +520,9 @@ else
 end
 for _, id in ipairs(ids) do
   redis.call('ZREM', b .. ':dead', id)
-  redis.call('HDEL', b .. ':derr', id)
-  redis.call('HDEL', b .. ':att', id)
-  append(b, id, redis.call('HGET', b .. ':grp', id))
+  local mk = mkey(b, id)
+  redis.call('HDEL', mk, 'e', 'a')
+  append(b, id, redis.call('HGET', mk, 'g'))
 end
 if redis.call('ZCARD', b .. ':dead') == 0 then redis.call('SREM', KEYS[2], ARGV[1]) end
 if #ids > 0 then redis.call('PUBLISH', b .. ':wake', '') end
@@ -493,8 +532,7 @@ return #ids`;
 const DISCARD = `${PRELUDE}
 local b, id = KEYS[1], ARGV[2]
 if redis.call('ZREM', b .. ':dead', id) == 0 then return 0 end
-redis.call('HDEL', b .. ':derr', id)
-forget(b, id)
+redis.call('DEL', mkey(b, id))
 if redis.call('ZCARD', b .. ':dead') == 0 then redis.call('SREM', KEYS[2], ARGV[1]) end
 return 1`;
 
@@ -512,8 +550,6 @@ return reply`;
 
 /** Every script, by the command name it is registered under, with how many of its arguments are keys. */
 export const QUEUE_SCRIPTS = {
-  flintQueuePublish: { numberOfKeys: 1, lua: PUBLISH },
-  flintQueuePublishTopic: { numberOfKeys: 2, lua: PUBLISH_TOPIC },
   flintQueuePublishMany: { numberOfKeys: 0, lua: PUBLISH_MANY },
   flintQueueHold: { numberOfKeys: 1, lua: HOLD },
   flintQueueTopics: { numberOfKeys: 1, lua: TOPICS },
@@ -533,8 +569,6 @@ type Reply = (string | number)[];
 
 /** The client's script commands (ioredis adds one method per `defineCommand`). */
 export interface QueueScripts {
-  flintQueuePublish(base: string, ...args: Arg[]): Promise<Reply>;
-  flintQueuePublishTopic(holders: string, options: string, ...args: Arg[]): Promise<Reply>;
   flintQueuePublishMany(...args: Arg[]): Promise<Reply[]>;
   flintQueueHold(topics: string, ...args: Arg[]): Promise<number>;
   flintQueueTopics(topics: string, prefix: string): Promise<Reply>;
