@@ -25,6 +25,12 @@ export interface ConsumerHost {
   fetch(queue: string, n: number, leaseMs: number): Promise<Batch>;
   /** Settles deliveries, then leases up to `n` messages (0: none), in one call. */
   settle(queue: string, settles: PendingSettle[], n: number, leaseMs: number): Promise<Batch>;
+  /**
+   * When a publish of this engine is queued or under way, calls `then` once it has been answered and returns
+   * true; else returns false. Settles wait for it: Redis answers a connection's commands in order, so a
+   * settle sent just before a publish would delay that publish's deliveries by its own run.
+   */
+  afterPublish(then: () => void): boolean;
   /** Calls `wake` whenever the queue may have something new to deliver (see WakeChannels). */
   listen(queue: string, wake: () => void): { subscribed: Promise<void>; stop: () => void };
   readonly pollIntervalMs: number;
@@ -38,7 +44,8 @@ export interface ConsumerHost {
  * in scripts.ts); every room a fetch may fill is reserved while it is under way, so several may be (the
  * concurrency is never exceeded). It fetches:
  * - with every batch of settles (the settles of one turn of the event loop go out in one call, which then
- *   fetches into the room they made: no round trip of its own);
+ *   fetches into the room they made: no round trip of its own; they wait for a publish of this engine under
+ *   way, see `afterPublish`);
  * - piggy-backed on a publish of this engine to its queue while it is idle (see `claim`);
  * - when woken by a publish of another engine, when a due time it was told of comes, and on a slow poll.
  * A fetch that leaves room unfilled marks the queue idle in Redis, so the next publish wakes its consumers
@@ -99,7 +106,8 @@ export class RedisConsumer implements Consumer {
    * reply, `released` gives the room back when it did not run). Returns the room reserved (0: none).
    */
   claim(): number {
-    if (this.stopped || this.fetches > 0 || this.pending.length > 0) return 0;
+    // Settles waiting to go out do not stop a claim: they fetch only into the room left after it.
+    if (this.stopped || this.fetches > 0) return 0;
     const n = this.room();
     if (n <= 0) return 0;
     this.begin(n);
@@ -188,9 +196,16 @@ export class RedisConsumer implements Consumer {
   private queueFlush(): void {
     if (this.flushQueued) return;
     this.flushQueued = true;
-    // After the promise callbacks of this turn: the settles of every handler that finished in it go together.
-    process.nextTick(() => this.flush());
+    // At the end of this turn of the event loop (the settles of every handler that finished in it go
+    // together), or once the publish this turn sent is answered.
+    setImmediate(this.flushWhenFree);
   }
+
+  private readonly flushWhenFree = (): void => {
+    if (this.stopped || !this.host.afterPublish(this.flushNow)) this.flush();
+  };
+
+  private readonly flushNow = (): void => this.flush();
 
   /** Sends the settles waiting, with a fetch into the room there is (the settles run first, in the same script). */
   private flush(): void {

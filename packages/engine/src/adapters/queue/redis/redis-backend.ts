@@ -52,6 +52,9 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
   private readonly topicCache = new Map<string, KnownBindings>();
   /** Publishes waiting for the end of this turn of the event loop (see `send`). */
   private outbox: Outgoing[] = [];
+  /** Called once the next publish call (the outbox's), or else the last one sent, has been answered. */
+  private afterOutbox: (() => void)[] = [];
+  private afterSent: (() => void)[] | undefined;
   private readonly heartbeat: NodeJS.Timeout;
   private closing = false;
   private closed = false;
@@ -142,6 +145,13 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
     const items = this.outbox;
     if (items.length === 0) return;
     this.outbox = [];
+    const after = this.afterOutbox;
+    this.afterOutbox = [];
+    this.afterSent = after;
+    const answered = () => {
+      if (this.afterSent === after) this.afterSent = undefined;
+      for (const then of after) then();
+    };
     const args: (string | number)[] = [];
     const claims: Claim[][] = [];
     for (const item of items) {
@@ -169,13 +179,22 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
           } else for (const claim of mine) claim.release();
           item.resolve(reply);
         });
+        answered();
       },
       (err: unknown) => {
         for (const mine of claims) for (const claim of mine) claim.release();
         for (const item of items) item.reject(err);
+        answered();
       },
     );
   };
+
+  afterPublish(then: () => void): boolean {
+    const waiting = this.outbox.length > 0 ? this.afterOutbox : this.afterSent;
+    if (!waiting) return false;
+    waiting.push(then);
+    return true;
+  }
 
   // ---- topic bindings ----
 

@@ -98,8 +98,12 @@ local function unblock(b, g)
 end
 -- Stores a message. Ungrouped ones due now are collected in waits[b] (queues in order of first use in
 -- waits itself) for push_waits, which appends each queue's in one call.
+-- Messages this script stored, by key: a fetch in the same script need not read them back.
+local fresh = {}
 local function store(b, id, body, g, delay, now, waits)
-  if g then redis.call('HSET', mkey(b, id), 'd', body, 'g', g) else redis.call('HSET', mkey(b, id), 'd', body) end
+  local mk = mkey(b, id)
+  if g then redis.call('HSET', mk, 'd', body, 'g', g) else redis.call('HSET', mk, 'd', body) end
+  fresh[mk] = body
   if delay > 0 then
     schedule(b, ':delayed', now + delay, id)
     -- A new due time: every consumer learns it (a wake-up fetches, and its reply tells when).
@@ -184,7 +188,9 @@ local function take(b, n, lease, now, reply)
   local ready, waiting = redis.call('LLEN', b .. ':ready'), redis.call('LLEN', b .. ':wait')
   local ids, bodies, attempts, groups = {}, {}, {}, {}
   local function add(id, g)
-    local m = redis.call('HMGET', mkey(b, id), 'd', 'a')
+    local mk = mkey(b, id)
+    local m = fresh[mk]
+    if m then m = {m, 0} else m = redis.call('HMGET', mk, 'd', 'a') end
     if m[1] then
       local k = #ids + 1
       ids[k], bodies[k], attempts[k], groups[k] = id, m[1], (tonumber(m[2]) or 0) + 1, g or false
