@@ -1,6 +1,7 @@
 import type { AdapterFactory } from '../core/api/adapters.js';
 import { kvAdapters } from './kv/index.js';
+import { lockAdapters } from './lock/index.js';
 import { queueAdapters } from './queue/index.js';
 
 /** Every adapter, by `(family, name)`: the table the composition root hands the engine. */
-export const ADAPTERS: readonly AdapterFactory[] = [...kvAdapters, ...queueAdapters];
+export const ADAPTERS: readonly AdapterFactory[] = [...kvAdapters, ...queueAdapters, ...lockAdapters];

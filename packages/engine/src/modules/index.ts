@@ -1,11 +1,17 @@
 import type { ModuleDefinition } from '../core/module-api.js';
+import { cronModule } from './cron/index.js';
 import { engineModule } from './engine/index.js';
 import { httpModule } from './http/index.js';
 import { queueModule } from './queue/index.js';
 import { stateModule } from './state/index.js';
 
 /** Modules the engine knows by name (the embedded defaults load all of them). */
-export const BUILTIN_MODULES: readonly ModuleDefinition[] = [httpModule as ModuleDefinition, stateModule as ModuleDefinition, queueModule as ModuleDefinition];
+export const BUILTIN_MODULES: readonly ModuleDefinition[] = [
+  httpModule as ModuleDefinition,
+  stateModule as ModuleDefinition,
+  queueModule as ModuleDefinition,
+  cronModule as ModuleDefinition,
+];
 
 /** The engine's own functions and trigger types: always loaded, first, never listed in the config. */
 export { engineModule };

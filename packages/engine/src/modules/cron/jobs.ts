@@ -1,0 +1,236 @@
+import { randomUUID } from 'node:crypto';
+import { FlintError } from '@flint/protocol';
+import type { KvStore } from '../../adapters/kv/types.js';
+import type { LockBackend } from '../../adapters/lock/types.js';
+import type { ModuleContext, TriggerRecord, TriggerTypeProvider } from '../../core/module-api.js';
+import { errorMessage } from '../../lib/errors.js';
+import { type FireOutcome, fireTrigger } from '../../lib/triggers.js';
+import type { CronConfig } from './config.js';
+import { type RunRecord, claimSlot, readRecord, recordRun } from './job-state.js';
+import { Schedule, isoInZone, jobIdOf } from './schedule.js';
+import { SlotTimer, type TimerHandle } from './slot-timer.js';
+import type { CronTriggerConfig } from './trigger-config.js';
+
+/** One schedule: the triggers that share its job id (replicas) fire it once per slot. */
+interface Job {
+  id: string;
+  function_id: string;
+  config: CronTriggerConfig;
+  schedule: Schedule;
+  /** Trigger ids in registration order: the first is the one a firing names. */
+  triggers: string[];
+  next: number | undefined;
+  timer: TimerHandle | undefined;
+  /** The last run this engine saw end (the store has the last of every engine). */
+  lastRun: RunRecord | undefined;
+}
+
+/** What `engine::cron::list` shows of a trigger. */
+export interface CronListing {
+  trigger_id: string;
+  function_id: string;
+  job_id: string;
+  expression: string;
+  timezone: string;
+  overlap: string;
+  catch_up: string;
+  next_runs: string[];
+  last_run: (Omit<RunRecord, 'slot' | 'started_at'> & { scheduled_time: string; started_at: string }) | null;
+}
+
+/**
+ * The `cron` trigger type. Every job's next slot waits on one timer (SlotTimer). When a slot comes, the
+ * job's lock for that slot is taken (`adapter`), then the slot is claimed in the store, which every
+ * engine sharing it sees: a slot already taken (by another engine, or before a restart) is not fired
+ * again, and with `overlap: skip` a slot that comes while a run is under way is skipped.
+ */
+export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
+  /** This engine, as lock owner and in the store's `running`. */
+  readonly engineId = randomUUID();
+  private readonly jobs = new Map<string, Job>();
+  private readonly jobOfTrigger = new Map<string, Job>();
+  private readonly timer = new SlotTimer<Job>((job, at) => this.due(job, at));
+  private readonly running = new Set<Promise<unknown>>();
+  private stopped = false;
+
+  constructor(
+    private readonly ctx: ModuleContext,
+    private readonly locks: LockBackend,
+    private readonly store: KvStore,
+    private readonly config: CronConfig,
+  ) {}
+
+  registerTrigger(t: TriggerRecord<CronTriggerConfig>): void {
+    const schedule = new Schedule(t.config.expression, t.config.timezone);
+    const id = jobIdOf(t.function_id, t.config);
+    let job = this.jobs.get(id);
+    if (!job) {
+      job = { id, function_id: t.function_id, config: t.config, schedule, triggers: [], next: undefined, timer: undefined, lastRun: undefined };
+      this.jobs.set(id, job);
+      this.plan(job, Date.now());
+      if (t.config.catch_up !== 'none') this.track(this.catchUp(job));
+    }
+    job.triggers.push(t.id);
+    this.jobOfTrigger.set(t.id, job);
+  }
+
+  unregisterTrigger(t: TriggerRecord<CronTriggerConfig>): void {
+    const job = this.jobOfTrigger.get(t.id);
+    if (!job) return;
+    this.jobOfTrigger.delete(t.id);
+    job.triggers = job.triggers.filter((id) => id !== t.id);
+    if (job.triggers.length > 0) return;
+    job.timer?.cancel();
+    job.timer = undefined;
+    this.jobs.delete(job.id);
+  }
+
+  /** Stops firing; waits for the runs under way. */
+  async drain(): Promise<void> {
+    this.stopped = true;
+    this.timer.stop();
+    await Promise.allSettled([...this.running]);
+  }
+
+  /** Runs a trigger now (`flint::cron::trigger`): condition applied, lock and overlap bypassed; the result is returned. */
+  async runNow(triggerId: string): Promise<{ trigger_id: string; function_id: string; job_id: string; status: 'invoked' | 'skipped'; result?: unknown }> {
+    const job = this.jobOfTrigger.get(triggerId);
+    if (!job) throw new FlintError('trigger_not_found', `no cron trigger ${triggerId}`);
+    const now = Date.now();
+    const outcome = await this.run(job, now, true);
+    const base = { trigger_id: triggerId, function_id: job.function_id, job_id: job.id };
+    if (outcome.status === 'invoked') return { ...base, status: 'invoked', result: outcome.result };
+    if (outcome.status === 'skipped') return { ...base, status: 'skipped' };
+    throw new FlintError(outcome.error.code, outcome.error.message);
+  }
+
+  /** Every cron trigger, with its next three slots and its job's last run (from the store when it answers). */
+  async list(): Promise<CronListing[]> {
+    const out: CronListing[] = [];
+    const now = Date.now();
+    for (const job of this.jobs.values()) {
+      let last = job.lastRun;
+      try {
+        last = (await readRecord(this.store, job.id)).last_run ?? last;
+      } catch {
+        // The store is unavailable: this engine's own record.
+      }
+      const tz = job.config.timezone;
+      const listing = {
+        function_id: job.function_id,
+        job_id: job.id,
+        expression: job.config.expression,
+        timezone: tz,
+        overlap: job.config.overlap,
+        catch_up: job.config.catch_up,
+        next_runs: job.schedule.upcoming(3, now).map((ms) => isoInZone(ms, tz)),
+        last_run: last ? { ...last, scheduled_time: isoInZone(last.slot, tz), started_at: isoInZone(last.started_at, tz) } : null,
+      };
+      for (const trigger_id of job.triggers) out.push({ trigger_id, ...listing });
+    }
+    return out;
+  }
+
+  get size(): number {
+    return this.jobs.size;
+  }
+
+  private plan(job: Job, after: number): void {
+    job.next = job.schedule.next(after);
+    job.timer = job.next === undefined ? undefined : this.timer.add(job.next, job);
+  }
+
+  private due(job: Job, slot: number): void {
+    if (this.stopped || this.jobs.get(job.id) !== job) return;
+    this.plan(job, slot);
+    const jitter = job.config.jitter_ms > 0 ? Math.floor(Math.random() * (job.config.jitter_ms + 1)) : 0;
+    if (jitter === 0) this.track(this.fireSlot(job, slot));
+    else setTimeout(() => this.track(this.fireSlot(job, slot)), jitter).unref?.();
+  }
+
+  /** After downtime: the most recent missed slot (`latest`) or the missed slots up to `catch_up_max` (`all`), oldest first. */
+  private async catchUp(job: Job): Promise<void> {
+    let lastSlot: number | undefined;
+    try {
+      lastSlot = (await readRecord(this.store, job.id)).last_slot;
+    } catch (err) {
+      this.ctx.logger.warn({ job_id: job.id }, `cron job ${job.id}: missed slots not caught up, the store is unavailable (${errorMessage(err)})`);
+      return;
+    }
+    if (lastSlot === undefined) return;
+    const upTo = (job.next ?? Date.now()) - 1;
+    const max = job.config.catch_up === 'latest' ? 1 : job.config.catch_up_max;
+    const missed = job.schedule.between(lastSlot, Math.min(upTo, Date.now()), max);
+    if (missed.length === 0) return;
+    this.ctx.logger.info(
+      { job_id: job.id, function_id: job.function_id },
+      `cron job ${job.id}: catching up ${missed.length} missed slot${missed.length === 1 ? '' : 's'}`,
+    );
+    for (const slot of missed) {
+      if (this.stopped || this.jobs.get(job.id) !== job) return;
+      await this.fireSlot(job, slot);
+    }
+  }
+
+  /** One slot: its lock, its claim in the store, then the run. Never throws. */
+  private async fireSlot(job: Job, slot: number): Promise<void> {
+    const fields = { job_id: job.id, function_id: job.function_id, scheduled_time: isoInZone(slot, job.config.timezone) };
+    try {
+      if (!(await this.locks.acquire(`cron:${job.id}:${slot}`, this.engineId, this.config.lock_ttl_ms))) return;
+      const now = Date.now();
+      const claim = await claimSlot(this.store, job.id, slot, this.engineId, job.config.overlap === 'skip', now + this.config.run_timeout_ms, now);
+      if (claim === 'taken') return;
+      if (claim === 'overlap') {
+        this.ctx.logger.info(fields, `cron job ${job.id}: slot ${fields.scheduled_time} skipped, the previous run is still going (overlap: skip)`);
+        return;
+      }
+    } catch (err) {
+      this.ctx.logger.warn(
+        { ...fields, code: err instanceof FlintError ? err.code : undefined },
+        `cron job ${job.id}: slot ${fields.scheduled_time} not fired: ${errorMessage(err)}`,
+      );
+      return;
+    }
+    await this.run(job, slot, false);
+  }
+
+  /** Runs the job's function (after its condition) and records how it went. */
+  private async run(job: Job, slot: number, manual: boolean): Promise<FireOutcome> {
+    const startedAt = Date.now();
+    const tz = job.config.timezone;
+    const triggerId = job.triggers[0] ?? job.id;
+    const payload = {
+      trigger: { id: triggerId, type: 'cron', expression: job.config.expression, timezone: tz },
+      job_id: job.id,
+      scheduled_time: isoInZone(slot, tz),
+      actual_time: isoInZone(startedAt, tz),
+      manual,
+    };
+    const outcome = await fireTrigger(
+      this.ctx,
+      { id: triggerId, type: 'cron', function_id: job.function_id, condition_function_id: job.config.condition_function_id },
+      payload,
+      { logger: this.ctx.logger, timeoutMs: this.config.run_timeout_ms, logFields: { job_id: job.id, scheduled_time: payload.scheduled_time, manual } },
+    );
+    const record: RunRecord = {
+      slot,
+      manual,
+      started_at: startedAt,
+      duration_ms: Date.now() - startedAt,
+      outcome: outcome.status === 'invoked' ? 'ok' : outcome.status === 'skipped' ? 'skipped' : 'failed',
+    };
+    if (outcome.status === 'failed') record.error = { code: outcome.error.code, message: outcome.error.message };
+    job.lastRun = record;
+    try {
+      await recordRun(this.store, job.id, record, this.engineId);
+    } catch (err) {
+      this.ctx.logger.warn({ job_id: job.id }, `cron job ${job.id}: run not recorded (${errorMessage(err)})`);
+    }
+    return outcome;
+  }
+
+  private track(work: Promise<unknown>): void {
+    this.running.add(work);
+    void work.finally(() => this.running.delete(work));
+  }
+}
