@@ -61,7 +61,7 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
   ) {}
 
   registerTrigger(t: TriggerRecord<CronTriggerConfig>): void {
-    const schedule = new Schedule(t.config.expression, t.config.timezone);
+    const schedule = Schedule.of(t.config.expression, t.config.timezone);
     const id = jobIdOf(t.function_id, t.config);
     let job = this.jobs.get(id);
     if (!job) {
