@@ -6,6 +6,8 @@ interface Entry<T> {
   item: T;
   /** Position in the heap; -1 once removed. */
   index: number;
+  /** Cancelled, or the timer stopped: not fired, even when already taken off as due. */
+  cancelled: boolean;
 }
 
 export interface TimerHandle {
@@ -14,7 +16,8 @@ export interface TimerHandle {
 
 /**
  * Due times of every job on one timer: a binary min-heap by time, and a single setTimeout for its head.
- * `fire` gets every item whose time has come, in time order.
+ * `fire` gets every item whose time has come, in time order; an item cancelled (or the timer stopped) by an
+ * earlier `fire` of the same turn is not fired.
  */
 export class SlotTimer<T> {
   private readonly heap: Entry<T>[] = [];
@@ -22,6 +25,8 @@ export class SlotTimer<T> {
   private armedAt = Number.POSITIVE_INFINITY;
   /** Taking the due entries off: the timer is armed once, after. */
   private draining = false;
+  /** The due entries being fired. */
+  private firing: Entry<T>[] = [];
 
   constructor(
     private readonly fire: (item: T, at: number) => void,
@@ -33,11 +38,16 @@ export class SlotTimer<T> {
   }
 
   add(at: number, item: T): TimerHandle {
-    const entry: Entry<T> = { at, item, index: this.heap.length };
+    const entry: Entry<T> = { at, item, index: this.heap.length, cancelled: false };
     this.heap.push(entry);
     this.up(entry.index);
     if (entry.index === 0) this.arm();
-    return { cancel: () => this.remove(entry) };
+    return {
+      cancel: () => {
+        entry.cancelled = true;
+        this.remove(entry);
+      },
+    };
   }
 
   stop(): void {
@@ -46,6 +56,7 @@ export class SlotTimer<T> {
     this.armedAt = Number.POSITIVE_INFINITY;
     for (const e of this.heap) e.index = -1;
     this.heap.length = 0;
+    for (const e of this.firing) e.cancelled = true;
   }
 
   private remove(entry: Entry<T>): void {
@@ -90,7 +101,12 @@ export class SlotTimer<T> {
     }
     this.draining = false;
     this.arm();
-    for (const e of due) this.fire(e.item, e.at);
+    this.firing = due;
+    try {
+      for (const e of due) if (!e.cancelled) this.fire(e.item, e.at);
+    } finally {
+      this.firing = [];
+    }
   };
 
   private up(i: number): void {
