@@ -6,8 +6,10 @@ import type { CronTriggerConfig } from './trigger-config.js';
 /**
  * A parsed cron expression in its time zone (croner): the standard 5 fields, 6 with leading seconds, and
  * the `@yearly` … `@hourly` shorthands; names, ranges, lists and steps; weekday 0 or 7 = Sunday; day of
- * month and day of week combined with OR, as POSIX cron does. In a DST gap a fixed-time slot (e.g.
- * `30 2 * * *`) runs at the first valid time after the gap, and a repeated hour runs it once.
+ * month and day of week combined with OR, as POSIX cron does. Across a DST change a fixed-time slot
+ * (seconds, minutes and hours each one value, e.g. `30 2 * * *`) runs once: in a gap at the first valid
+ * time after it, in a repeated hour at its first occurrence. Other expressions follow real time: a slot
+ * in a gap is skipped and a repeated hour runs twice (`*\/30 2 * * *`).
  */
 export class Schedule {
   private readonly cron: Cron;
