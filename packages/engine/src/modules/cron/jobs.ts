@@ -67,8 +67,14 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     if (!job) {
       job = { id, function_id: t.function_id, config: t.config, schedule, triggers: [], next: undefined, timer: undefined, lastRun: undefined };
       this.jobs.set(id, job);
-      this.plan(job, Date.now());
-      if (t.config.catch_up !== 'none') this.track(this.catchUp(job));
+      if (t.config.catch_up === 'none') this.plan(job, Date.now());
+      else {
+        // The missed slots go first, the job's timer after them: a regular slot that came while they ran would
+        // take `last_slot` past them (they would be refused as taken) or be skipped as their overlap.
+        const caught = job;
+        caught.next = caught.schedule.next(Date.now());
+        this.track(this.catchUp(caught).finally(() => this.resume(caught)));
+      }
     }
     job.triggers.push(t.id);
     this.jobOfTrigger.set(t.id, job);
@@ -138,6 +144,14 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
   private plan(job: Job, after: number): void {
     job.next = job.schedule.next(after);
     job.timer = job.next === undefined ? undefined : this.timer.add(job.next, job);
+  }
+
+  /** After its catch-up: the job's timer, from the latest slot that came meanwhile (if any) or its next one. */
+  private resume(job: Job): void {
+    if (this.stopped || this.jobs.get(job.id) !== job || job.next === undefined) return;
+    const late = job.schedule.between(job.next - 1, Date.now(), 1)[0];
+    if (late !== undefined) job.next = late;
+    job.timer = this.timer.add(job.next, job);
   }
 
   private due(job: Job, slot: number): void {
