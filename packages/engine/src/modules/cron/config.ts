@@ -9,7 +9,7 @@ export const cronConfigSchema = z.strictObject({
   store: adapterRef({ name: 'kv', config: { store_method: 'in_memory' } }),
   /** How long a slot's lock lives: an engine whose clock is later than this still finds the slot taken. */
   lock_ttl_ms: positiveInt(10 * 60_000),
-  /** A run that has not answered after this long is failed (timed out) and no longer blocks `overlap: skip`. */
+  /** A run that has not answered after this long is failed (timed out). */
   run_timeout_ms: positiveInt(30 * 60_000),
 });
 

@@ -18,7 +18,7 @@ export interface RunRecord {
 export interface JobRecord {
   /** The latest slot taken by an engine (fired, or skipped as an overlap). */
   last_slot?: number;
-  /** The run under way, until it ends or `until` passes (its engine may have died). */
+  /** The run under way, until it ends or `until` passes: its engine renews it while the run goes (see RUN_LEASE_MS in jobs.ts). */
   running?: { slot: number; engine: string; until: number };
   last_run?: RunRecord;
 }
@@ -38,6 +38,15 @@ export async function claimSlot(store: KvStore, jobId: string, slot: number, eng
     return { value: { ...record, last_slot: slot, running: { slot, engine, until } }, extra: 'run' };
   });
   return result.extra;
+}
+
+/** Extends this engine's run of `slot` to `until` (a lease: an engine that dies stops renewing it). */
+export async function renewRun(store: KvStore, jobId: string, slot: number, engine: string, until: number): Promise<void> {
+  await store.update(JOBS_SCOPE, jobId, (current) => {
+    const record = asRecord(current.value);
+    if (record.running?.engine !== engine || record.running.slot !== slot) return { value: current.value, extra: undefined };
+    return { value: { ...record, running: { slot, engine, until } }, extra: undefined };
+  });
 }
 
 /** Records a finished run (and clears `running` when it is this run's). */

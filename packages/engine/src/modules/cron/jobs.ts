@@ -6,10 +6,16 @@ import type { ModuleContext, TriggerRecord, TriggerTypeProvider } from '../../co
 import { errorMessage } from '../../lib/errors.js';
 import { type FireOutcome, fireTrigger } from '../../lib/triggers.js';
 import type { CronConfig } from './config.js';
-import { type RunRecord, claimSlot, readRecord, recordRun } from './job-state.js';
+import { type RunRecord, claimSlot, readRecord, recordRun, renewRun } from './job-state.js';
 import { Schedule, isoInZone, jobIdOf } from './schedule.js';
 import { SlotTimer, type TimerHandle } from './slot-timer.js';
 import type { CronTriggerConfig } from './trigger-config.js';
+
+/**
+ * A run under way is recorded in the store until now + this, renewed every third of it while it goes: when
+ * its engine dies, `overlap: skip` stops holding the job's slots back this long after.
+ */
+export const RUN_LEASE_MS = 30_000;
 
 /** One schedule: the triggers that share its job id (replicas) fire it once per slot. */
 interface Job {
@@ -193,7 +199,7 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
       // A lock only this engine sees adds nothing to the store's claim below (atomic for every engine sharing it).
       if (this.locks.shared && !(await this.locks.acquire(`cron:${job.id}:${slot}`, this.engineId, this.config.lock_ttl_ms))) return;
       const now = Date.now();
-      const claim = await claimSlot(this.store, job.id, slot, this.engineId, job.config.overlap === 'skip', now + this.config.run_timeout_ms, now);
+      const claim = await claimSlot(this.store, job.id, slot, this.engineId, job.config.overlap === 'skip', now + RUN_LEASE_MS, now);
       if (claim === 'taken') return;
       if (claim === 'overlap') {
         this.ctx.logger.info(fields, `cron job ${job.id}: slot ${fields.scheduled_time} skipped, the previous run is still going (overlap: skip)`);
@@ -221,12 +227,22 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
       actual_time: isoInZone(startedAt, tz),
       manual,
     };
+    // Manual runs do not hold the job (overlap applies to scheduled slots): only a claimed slot's run renews.
+    const lease = manual
+      ? undefined
+      : setInterval(() => {
+          renewRun(this.store, job.id, slot, this.engineId, Date.now() + RUN_LEASE_MS).catch((err: unknown) =>
+            this.ctx.logger.debug(`cron job ${job.id}: run lease not renewed (${errorMessage(err)})`),
+          );
+        }, RUN_LEASE_MS / 3);
+    lease?.unref?.();
     const outcome = await fireTrigger(
       this.ctx,
       { id: triggerId, type: 'cron', function_id: job.function_id, condition_function_id: job.config.condition_function_id },
       payload,
       { logger: this.ctx.logger, timeoutMs: this.config.run_timeout_ms, logFields: { job_id: job.id, scheduled_time: payload.scheduled_time, manual } },
     );
+    if (lease) clearInterval(lease);
     const record: RunRecord = {
       slot,
       manual,
