@@ -1,5 +1,5 @@
 import { DEFAULT_BRIDGE_URL } from '@flint/protocol';
-import { type ConnectionProblem, type Worker, registerWorker } from '@flint/sdk';
+import { type ConnectionProblem, FlintInvocationError, type Worker, registerWorker } from '@flint/sdk';
 
 /** Thrown for failures the CLI reports as one `code: message` line. */
 export class CliError extends Error {
@@ -52,4 +52,30 @@ function unreachable(worker: Worker, problem: ConnectionProblem | undefined, fal
   if (problem?.kind === 'forbidden') return new CliError('origin_not_allowed', problem.message);
   if (problem?.kind === 'busy') return new CliError('too_many_connections', `${problem.message}; try again`);
   return new CliError('not_connected', `cannot reach the engine at ${url}: ${problem?.detail ?? fallback} (is it running? start it with: flint start)`);
+}
+
+/**
+ * Runs `use` with a connected client for one module's functions, then disconnects. Engine errors become
+ * one `code: message` line. `function_not_found` can only be about the function the CLI called (a
+ * function that fails because a call it made found nothing fails with `invocation_failed`), so it means
+ * the engine does not load the module.
+ */
+export async function withModule<T>(
+  options: { url?: string; token?: string },
+  module: { module: string; what: string },
+  use: (w: Worker) => Promise<T>,
+): Promise<T> {
+  const worker = await connect(resolveUrl(options.url), options.token);
+  try {
+    return await use(worker);
+  } catch (err) {
+    if (err instanceof FlintInvocationError) {
+      if (err.code === 'function_not_found')
+        throw new CliError('function_not_found', `the engine has no ${module.what} loaded (add ${module.module} to its config)`);
+      throw new CliError(err.code, err.message);
+    }
+    throw err;
+  } finally {
+    await worker.shutdown();
+  }
 }

@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { CliError } from './client.js';
+import { cronList, cronRun } from './commands/cron.js';
 import { initCommand } from './commands/init.js';
 import { list } from './commands/list.js';
 import { dlqDiscard, dlqList, dlqRedrive, queues } from './commands/queues.js';
@@ -106,6 +107,22 @@ export async function main(argv: string[]): Promise<number> {
       .argument('<message-id>', 'the dead letter')
       .description('delete one dead letter for good'),
   ).action((topic: string, messageId: string, opts) => print(() => dlqDiscard(topic, messageId, opts)));
+
+  const cron = program
+    .command('cron')
+    .description('list cron schedules with their next and last run; run one now (cron run)')
+    .addHelpText('after', '\nWithout a command, flint cron lists (flint cron list): it takes --json, --url and --token.');
+  connection(cron.command('list', { isDefault: true }).description('list cron triggers: expression, time zone, next run, last run and its outcome')).action(
+    (opts) => print(() => cronList(opts)),
+  );
+  connection(
+    cron
+      .command('run')
+      .argument('<trigger-id>', 'a cron trigger id (the TRIGGER column of flint cron)')
+      .description("run a cron trigger's function now (its condition applies; lock and overlap do not) and print its result"),
+  )
+    .option('-t, --timeout-ms <n>', 'how long to wait for the run in milliseconds (default 30000)', positiveInt)
+    .action((triggerId: string, opts) => print(() => cronRun(triggerId, opts)));
 
   program.addCommand(initCommand(report));
 

@@ -307,6 +307,136 @@ describe('flint queues and flint dlq', () => {
   });
 });
 
+describe('flint cron', () => {
+  let engine: Awaited<ReturnType<typeof startEngine>>;
+  let worker: Worker;
+  const ids: Record<string, string> = {};
+
+  interface Listed {
+    trigger_id: string;
+    function_id: string;
+    job_id: string;
+    next_runs: string[];
+    last_run: { outcome: string; manual: boolean } | null;
+  }
+  const listed = async (): Promise<Listed[]> => ((await worker.trigger({ function_id: 'engine::cron::list', payload: {} })) as { triggers: Listed[] }).triggers;
+
+  beforeAll(async () => {
+    const cronConfig = join(dir, 'cron-config.yaml');
+    writeFileSync(cronConfig, 'bridge:\n  port: 0\nlog:\n  level: fatal\nmodules:\n  - name: flint-cron\n');
+    engine = await startEngine(['--config', cronConfig]);
+    worker = registerWorker(engine.url, { workerName: 'cli-cron-worker' });
+    worker.registerFunction('report::daily', () => ({ sent: 3 }));
+    worker.registerFunction('test::fail', () => {
+      throw new Error('boom');
+    });
+    worker.registerFunction('test::never', () => false);
+    worker.registerFunction('test::guarded', () => 'ran');
+    const triggers = {
+      'report::daily': { expression: '0 9 * * MON-FRI', timezone: 'Europe/Berlin' },
+      'test::fail': { expression: '* * * * * *' },
+      'test::guarded': { expression: '@hourly', condition_function_id: 'test::never' },
+    };
+    for (const [fn, triggerConfig] of Object.entries(triggers)) {
+      const trigger = worker.registerTrigger({ type: 'cron', function_id: fn, config: triggerConfig });
+      ids[fn] = trigger.id;
+      await trigger.ready;
+    }
+    // The every-second trigger has failed at least once.
+    for (let i = 0; i < 150; i++) {
+      if ((await listed()).some((t) => t.function_id === 'test::fail' && t.last_run?.outcome === 'failed')) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+
+  afterAll(async () => {
+    await worker?.shutdown();
+    engine?.child.kill('SIGTERM');
+    await exitOf(engine.child);
+  });
+
+  it('flint cron lists every cron trigger, soonest next run first, with its last run; --json prints engine::cron::list', async () => {
+    const run = await flint(['cron', '--url', engine.url]);
+    expect(run.code).toBe(0);
+    const [header, ...rows] = run.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^TRIGGER\s+FUNCTION\s+EXPRESSION\s+TIME ZONE\s+NEXT RUN\s+LAST RUN\s+OUTCOME$/);
+    expect(rows).toHaveLength(3);
+    const time = '\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d';
+    const row = (fn: string) => rows.find((l) => l.split(/\s+/)[1] === fn) as string;
+    expect(row('test::fail')).toMatch(
+      new RegExp(
+        `^${ids['test::fail']}\\s+test::fail\\s+\\* \\* \\* \\* \\* \\*\\s+UTC\\s+${time}\\+00:00\\s+${time}\\+00:00\\s+failed, \\d+ ms: invocation_failed: boom$`,
+      ),
+    );
+    expect(row('test::guarded')).toMatch(
+      new RegExp(`^${ids['test::guarded']}\\s+test::guarded\\s+@hourly\\s+UTC\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:00:00\\+00:00\\s+-\\s+-$`),
+    );
+    expect(row('report::daily')).toMatch(
+      new RegExp(`^${ids['report::daily']}\\s+report::daily\\s+0 9 \\* \\* MON-FRI\\s+Europe/Berlin\\s+\\d{4}-\\d\\d-\\d\\d 09:00:00\\+0[12]:00\\s+-\\s+-$`),
+    );
+    // Soonest next run first (the every-second trigger, then the hourly one, unless 09:00 in Berlin is the same hour).
+    const nextRuns = rows.map((l) => Date.parse((new RegExp(`(${time})([+-]\\d\\d:\\d\\d)`).exec(l) as RegExpExecArray).slice(1).join('').replace(' ', 'T')));
+    expect(nextRuns).toEqual([...nextRuns].sort((a, b) => a - b));
+    expect(rows[0]).toContain('test::fail');
+    const json = JSON.parse((await flint(['cron', '--json', '--url', engine.url])).stdout) as { triggers: Listed[] };
+    expect(json.triggers.map((t) => t.trigger_id).sort()).toEqual(Object.values(ids).sort());
+    expect(json.triggers.every((t) => t.next_runs.length === 3)).toBe(true);
+    expect((await flint(['cron', 'list', '--url', engine.url])).stdout.split('\n')[0]).toBe(header);
+  });
+
+  it('flint cron run runs a trigger now and prints its result; the listing then shows the manual run', async () => {
+    const run = await flint(['cron', 'run', ids['report::daily'] as string, '--url', engine.url]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`ran report::daily now (trigger ${ids['report::daily']})\n{\n  "sent": 3\n}\n`);
+    const json = JSON.parse((await flint(['cron', 'run', ids['report::daily'] as string, '--json', '--url', engine.url])).stdout);
+    expect(json).toEqual({
+      trigger_id: ids['report::daily'],
+      function_id: 'report::daily',
+      job_id: expect.stringMatching(/^report::daily#[0-9a-f]{12}$/),
+      status: 'invoked',
+      result: { sent: 3 },
+    });
+    const list = await flint(['cron', '--url', engine.url]);
+    expect(list.stdout).toMatch(/report::daily .*\d\d:\d\d:\d\d\.\d{3}\+0[12]:00\s+ok, \d+ ms \(manual\)\n/);
+  });
+
+  it('flint cron run: a condition returning false, a failing function, a function nobody provides and an unknown trigger id', async () => {
+    const guarded = await flint(['cron', 'run', ids['test::guarded'] as string, '--url', engine.url]);
+    expect(guarded.code).toBe(0);
+    expect(guarded.stdout).toBe('test::guarded did not run: its condition returned false\n');
+    const failing = await flint(['cron', 'run', ids['test::fail'] as string, '--url', engine.url]);
+    expect(failing.code).toBe(1);
+    expect(failing.stderr).toBe('invocation_failed: boom\n');
+    const orphan = worker.registerTrigger({ type: 'cron', function_id: 'test::nobody', config: { expression: '@daily' } });
+    await orphan.ready;
+    try {
+      // The run's own failure, not a missing cron module.
+      const nobody = await flint(['cron', 'run', orphan.id, '--url', engine.url]);
+      expect(nobody.code).toBe(1);
+      expect(nobody.stderr).toMatch(/^invocation_failed: .*function_not_found: Function test::nobody not found\n$/);
+    } finally {
+      orphan.unregister();
+    }
+    const unknown = await flint(['cron', 'run', 'no-such-trigger', '--url', engine.url]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('trigger_not_found: no cron trigger no-such-trigger\n');
+  });
+
+  it('an engine without the cron module is named as such', async () => {
+    const bare = await startEngine(['--config', config]);
+    try {
+      for (const args of [['cron'], ['cron', 'run', 'x']]) {
+        const run = await flint([...args, '--url', bare.url]);
+        expect(run.code).toBe(1);
+        expect(run.stderr).toBe('function_not_found: the engine has no cron module loaded (add flint-cron to its config)\n');
+      }
+    } finally {
+      bare.child.kill('SIGTERM');
+      await exitOf(bare.child);
+    }
+  });
+});
+
 describe('flint trigger with an invalid function id', () => {
   it.each([
     ['bad id', 'invalid_function_id: Invalid function id "bad id": must not contain whitespace or control characters'],
@@ -351,14 +481,23 @@ describe('flint without an engine', () => {
 });
 
 describe('--help', () => {
-  it.each([[[]], [['start']], [['trigger']], [['functions']], [['triggers']], [['workers']], [['queues']], [['dlq']], [['dlq', 'redrive']]])(
-    'flint %j --help exits 0 with usage',
-    async (args) => {
-      const run = await flint([...args, '--help']);
-      expect(run.code).toBe(0);
-      expect(run.stdout).toMatch(/^Usage: flint/);
-    },
-  );
+  it.each([
+    [[]],
+    [['start']],
+    [['trigger']],
+    [['functions']],
+    [['triggers']],
+    [['workers']],
+    [['queues']],
+    [['dlq']],
+    [['dlq', 'redrive']],
+    [['cron']],
+    [['cron', 'run']],
+  ])('flint %j --help exits 0 with usage', async (args) => {
+    const run = await flint([...args, '--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^Usage: flint/);
+  });
 
   it('an unknown command is named, with a suggestion when one is close (not taken as an argument of start)', async () => {
     const typo = await flint(['fucntions']);

@@ -13,6 +13,7 @@ export { DEFAULT_RECONNECT, type ReconnectOptions, reconnectDelay } from './back
 export { ChannelReader } from './channel-reader.js';
 export { ChannelWriter } from './channel-writer.js';
 export type { ConnectionProblem } from './connection-problem.js';
+export type { CronEvent, CronTriggerConfig } from './cron.js';
 export { FlintInvocationError, TriggerRegistrationError } from './errors.js';
 export { type ApiResponse, type HttpRequest, type HttpResponse, type SseEvent, formatSse, http } from './http.js';
 export { Logger } from './logger.js';
@@ -39,6 +40,7 @@ export {
   type FunctionRef,
   type Handler,
   type HandlerContext,
+  type ModuleTriggerConfigs,
   TriggerAction,
   type TriggerConfig,
   type TriggerInput,

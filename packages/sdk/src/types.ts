@@ -2,6 +2,7 @@ import type { ChannelRef, InvokeAction } from '@flint/protocol';
 import type { ReconnectOptions } from './backoff.js';
 import type { ChannelReader } from './channel-reader.js';
 import type { ChannelWriter } from './channel-writer.js';
+import type { CronTriggerConfig } from './cron.js';
 
 // The public types of the SDK: worker options, handlers, registrations, calls and channels.
 
@@ -54,10 +55,19 @@ export interface FunctionRef {
   unregister(): void;
 }
 
-export interface TriggerInput<C = unknown> {
-  type: string;
+/**
+ * The config types of trigger types Flint's modules provide: `registerTrigger` checks the config of a
+ * trigger of one of these types against its type (`worker.registerTrigger({ type: 'cron', … })`).
+ */
+export interface ModuleTriggerConfigs {
+  cron: CronTriggerConfig;
+}
+
+/** A trigger to register: `config` is typed by `type` for the types of `ModuleTriggerConfigs`, else `C`. */
+export interface TriggerInput<C = unknown, T extends string = string> {
+  type: T;
   function_id: string;
-  config: C;
+  config: T extends keyof ModuleTriggerConfigs ? ModuleTriggerConfigs[T] : C;
   metadata?: Record<string, unknown>;
 }
 

@@ -153,7 +153,7 @@ export class Worker extends EventEmitter<{
     };
   }
 
-  registerTrigger<C = unknown>(input: TriggerInput<C>): TriggerRef {
+  registerTrigger<C = unknown, T extends string = string>(input: TriggerInput<C, T>): TriggerRef {
     const triggers = this.triggers.registered;
     const id = randomUUID();
     const message: RegisterTriggerMessage = { type: 'registertrigger', id, trigger_type: input.type, function_id: input.function_id, config: input.config };

@@ -1,5 +1,5 @@
-import { FlintInvocationError, type Worker } from '@flint/sdk';
-import { CliError, connect, resolveUrl } from '../client.js';
+import type { Worker } from '@flint/sdk';
+import { CliError, withModule } from '../client.js';
 import { table, truncate } from '../table.js';
 
 export interface QueueCommandOptions {
@@ -32,20 +32,9 @@ interface DeadLetterRow {
   error: string;
 }
 
-/** Runs `use` with a connected client; engine errors become one `code: message` line. */
-async function withEngine<T>(options: QueueCommandOptions, use: (w: Worker) => Promise<T>): Promise<T> {
-  const worker = await connect(resolveUrl(options.url), options.token);
-  try {
-    return await use(worker);
-  } catch (err) {
-    if (err instanceof FlintInvocationError) {
-      if (err.code === 'function_not_found') throw new CliError('function_not_found', 'the engine has no queue module loaded (add flint-queue to its config)');
-      throw new CliError(err.code, err.message);
-    }
-    throw err;
-  } finally {
-    await worker.shutdown();
-  }
+/** Runs `use` with a connected client; a missing queue function means the engine has no queue module. */
+function withEngine<T>(options: QueueCommandOptions, use: (w: Worker) => Promise<T>): Promise<T> {
+  return withModule(options, { module: 'flint-queue', what: 'queue module' }, use);
 }
 
 /** `flint queues`: every topic and named queue with its depth, in flight, delayed, dead and unrouted counts. */
