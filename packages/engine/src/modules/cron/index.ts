@@ -56,7 +56,10 @@ class CronModule implements EngineModule {
     );
     registerCronFunctions(ctx, jobs);
     this.presence = await EnginePresence.start(ctx, store, jobs.engineId, locks);
-    ctx.logger.info(`cron: ${locks.kind} lock, ${store.kind} store${store.kind === 'in_memory' ? ' (catch-up does not survive a restart)' : ''}`);
+    const notes = [];
+    if (store.kind === 'in_memory') notes.push('catch-up does not survive a restart');
+    if (!locks.shared && store.kind !== 'redis') notes.push('this engine only: engines that share neither lock nor store each fire every slot');
+    ctx.logger.info(`cron: ${locks.kind} lock, ${store.kind} store${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`);
   }
 
   async drain(): Promise<void> {

@@ -12,8 +12,9 @@ interface Seen {
 }
 
 /**
- * Each engine notes itself in the store every few seconds, so that an engine starting with the memory
- * lock on a store other engines use can warn that each of them fires every slot.
+ * Each engine notes itself in the store every few seconds, so that an engine starting on a store other
+ * engines use without one shared lock warns: the store's claim still runs each slot once, but every
+ * engine races for every slot.
  */
 export class EnginePresence {
   private readonly beat: NodeJS.Timeout;
@@ -34,7 +35,7 @@ export class EnginePresence {
       const others = ((await store.list(SCOPE)) as Seen[]).filter((e) => e && typeof e.seen === 'number' && now - e.seen < 3 * BEAT_MS);
       if (others.length > 0 && (!lock.shared || others.some((e) => e.lock !== lock.kind)))
         ctx.logger.warn(
-          `cron: ${others.length} other engine${others.length === 1 ? '' : 's'} use${others.length === 1 ? 's' : ''} this store, and not all share one lock: each engine with the memory lock fires every slot (use the redis lock on every engine)`,
+          `cron: ${others.length} other engine${others.length === 1 ? '' : 's'} use${others.length === 1 ? 's' : ''} this store without one shared lock: each slot still runs once (the store's claim decides), but every engine races for every slot; give every engine the redis lock`,
         );
       await presence.note();
     } catch (err) {
