@@ -1,4 +1,5 @@
 export type { KvEntry, KvStore, KvUpdateResult, KvUpdater, KvWriteResult } from './adapters/kv/types.js';
+export type { LockBackend } from './adapters/lock/types.js';
 export type {
   BindOptions,
   ConsumeOptions,
