@@ -1,11 +1,13 @@
 // Runs a Flint engine in its own process. Prints {"ready":true,"url":"ws://…","pid":…,"listeners":[…]} on
 // stdout once listening (`url`: the bridge; `listeners`: engine.listeners(), e.g. the flint-http URL).
 // Config: JSON in $BENCH_ENGINE_CONFIG, merged over { bridge: { port: 0 }, log: { level: 'silent' } }.
-// Answers IPC { type: 'mem' } (see proc.mjs) and { type: 'stats' }; SIGTERM stops the engine gracefully.
+// Answers IPC { type: 'mem' } (see proc.mjs), { type: 'stats' } (engine.stats()) and { type: 'timers' } (the live
+// timers of the process, see timer-census.mjs); SIGTERM stops the engine gracefully.
 // An engine that refuses to start (e.g. an unknown adapter) prints {"ready":false,"error":"…"} and exits 1,
 // so that startChild rejects with the engine's own message (a bench prints it as a skip reason).
 import { startEngine } from '@flint/engine';
 import { serveChild } from './proc.mjs';
+import { timerCensus } from './timer-census.mjs';
 
 const extra = process.env.BENCH_ENGINE_CONFIG ? JSON.parse(process.env.BENCH_ENGINE_CONFIG) : {};
 const config = { ...extra, bridge: { port: 0, ...extra.bridge }, log: { level: 'silent', ...extra.log } };
@@ -17,5 +19,5 @@ try {
   process.exit(1);
 }
 
-serveChild(() => engine.stop(), { stats: () => ({ stats: engine.stats() }) });
+serveChild(() => engine.stop(), { stats: () => ({ stats: engine.stats() }), timers: async () => ({ timers: await timerCensus() }) });
 process.stdout.write(`${JSON.stringify({ ready: true, url: engine.bridgeUrl, pid: process.pid, listeners: engine.listeners() })}\n`);
