@@ -56,7 +56,12 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
   private readonly jobs = new Map<string, Job>();
   private readonly jobOfTrigger = new Map<string, Job>();
   private readonly timer = new SlotTimer<Job>((job, at) => this.due(job, at));
-  private readonly running = new Set<Promise<unknown>>();
+  /** Firings under way (lock, claim and run): `drain` waits for them. */
+  private firing = 0;
+  private idle: (() => void)[] = [];
+  /** Scheduled runs under way, their leases renewed together by one interval (see RUN_LEASE_MS). */
+  private readonly leases = new Set<{ job: Job; slot: number; since: number }>();
+  private leaseTimer: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(
@@ -101,7 +106,9 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
   async drain(): Promise<void> {
     this.stopped = true;
     this.timer.stop();
-    await Promise.allSettled([...this.running]);
+    if (this.firing > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
+    this.leaseTimer = undefined;
   }
 
   /** Runs a trigger now (`flint::cron::trigger`): condition applied, lock and overlap bypassed; the result is returned. */
@@ -194,7 +201,7 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
 
   /** One slot: its lock, its claim in the store, then the run. Never throws. */
   private async fireSlot(job: Job, slot: number): Promise<void> {
-    const fields = { job_id: job.id, function_id: job.function_id, scheduled_time: isoInZone(slot, job.config.timezone) };
+    const fields = () => ({ job_id: job.id, function_id: job.function_id, scheduled_time: isoInZone(slot, job.config.timezone) });
     try {
       // A lock only this engine sees adds nothing to the store's claim below (atomic for every engine sharing it).
       if (this.locks.shared && !(await this.locks.acquire(`cron:${job.id}:${slot}`, this.engineId, this.config.lock_ttl_ms))) return;
@@ -202,13 +209,15 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
       const claim = await claimSlot(this.store, job.id, slot, this.engineId, job.config.overlap === 'skip', now + RUN_LEASE_MS, now);
       if (claim === 'taken') return;
       if (claim === 'overlap') {
-        this.ctx.logger.info(fields, `cron job ${job.id}: slot ${fields.scheduled_time} skipped, the previous run is still going (overlap: skip)`);
+        const f = fields();
+        this.ctx.logger.info(f, `cron job ${job.id}: slot ${f.scheduled_time} skipped, the previous run is still going (overlap: skip)`);
         return;
       }
     } catch (err) {
+      const f = fields();
       this.ctx.logger.warn(
-        { ...fields, code: err instanceof FlintError ? err.code : undefined },
-        `cron job ${job.id}: slot ${fields.scheduled_time} not fired: ${errorMessage(err)}`,
+        { ...f, code: err instanceof FlintError ? err.code : undefined },
+        `cron job ${job.id}: slot ${f.scheduled_time} not fired: ${errorMessage(err)}`,
       );
       return;
     }
@@ -228,21 +237,15 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
       manual,
     };
     // Manual runs do not hold the job (overlap applies to scheduled slots): only a claimed slot's run renews.
-    const lease = manual
-      ? undefined
-      : setInterval(() => {
-          renewRun(this.store, job.id, slot, this.engineId, Date.now() + RUN_LEASE_MS).catch((err: unknown) =>
-            this.ctx.logger.debug(`cron job ${job.id}: run lease not renewed (${errorMessage(err)})`),
-          );
-        }, RUN_LEASE_MS / 3);
-    lease?.unref?.();
+    const lease = manual ? undefined : { job, slot, since: startedAt };
+    if (lease) this.holdLease(lease);
     const outcome = await fireTrigger(
       this.ctx,
       { id: triggerId, type: 'cron', function_id: job.function_id, condition_function_id: job.config.condition_function_id },
       payload,
       { logger: this.ctx.logger, timeoutMs: this.config.run_timeout_ms, logFields: { job_id: job.id, scheduled_time: payload.scheduled_time, manual } },
     );
-    if (lease) clearInterval(lease);
+    if (lease) this.leases.delete(lease);
     const record: RunRecord = {
       slot,
       manual,
@@ -261,7 +264,32 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
   }
 
   private track(work: Promise<unknown>): void {
-    this.running.add(work);
-    void work.finally(() => this.running.delete(work));
+    this.firing++;
+    work.then(this.untrack, this.untrack);
+  }
+
+  private readonly untrack = (): void => {
+    if (--this.firing === 0) for (const resolve of this.idle.splice(0)) resolve();
+  };
+
+  /** Keeps a run's lease in the store alive while it goes: one interval for every run under way. */
+  private holdLease(lease: { job: Job; slot: number; since: number }): void {
+    this.leases.add(lease);
+    if (this.leaseTimer || this.stopped) return;
+    this.leaseTimer = setInterval(() => {
+      const now = Date.now();
+      if (this.leases.size === 0) {
+        clearInterval(this.leaseTimer);
+        this.leaseTimer = undefined;
+        return;
+      }
+      for (const { job, slot, since } of this.leases) {
+        if (now - since < RUN_LEASE_MS / 3) continue;
+        renewRun(this.store, job.id, slot, this.engineId, now + RUN_LEASE_MS).catch((err: unknown) =>
+          this.ctx.logger.debug(`cron job ${job.id}: run lease not renewed (${errorMessage(err)})`),
+        );
+      }
+    }, RUN_LEASE_MS / 3);
+    this.leaseTimer.unref?.();
   }
 }
