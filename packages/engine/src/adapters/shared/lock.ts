@@ -4,7 +4,7 @@ import { link, open, readFile, rename, unlink, writeFile } from 'node:fs/promise
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { FlintError } from '@flint/protocol';
-import { describeError, errnoCode } from './files.js';
+import { PRIVATE_FILE_MODE, describeError, errnoCode } from './files.js';
 
 /**
  * The `LOCK` file of a folder a file-based adapter keeps its data in (the `kv` state directory, the
@@ -126,7 +126,7 @@ async function lockFile(dir: string, realDir: string, w: LockWording): Promise<H
 
   // Written to a temporary file first and linked into place, so LOCK never exists half-written.
   try {
-    const fh = await open(tmpPath, 'wx');
+    const fh = await open(tmpPath, 'wx', PRIVATE_FILE_MODE);
     try {
       await fh.writeFile(text);
       await fh.sync();
@@ -172,7 +172,7 @@ async function createLock(tmpPath: string, lockPath: string, text: string): Prom
   }
   // A file system without hard links: exclusive create (a crash between create and write leaves an unreadable LOCK).
   try {
-    await writeFile(lockPath, text, { flag: 'wx' });
+    await writeFile(lockPath, text, { flag: 'wx', mode: PRIVATE_FILE_MODE });
     return true;
   } catch (err) {
     if (errnoCode(err) === 'EEXIST') return false;
