@@ -305,9 +305,9 @@ describe('registration errors', () => {
     ['* * * * 8', /dayOfWeek/],
     ['60 * * * * *', /second/],
     ['5-1 * * * *', /5-1/],
-    ['* * * *', /parts/],
-    ['* * * * * * *', /7 parts/],
-    ['garbage', /parts/],
+    ['* * * *', /it has 4 fields; expected 5 \(minute hour day-of-month month day-of-week\) or 6 \(with seconds first\)/],
+    ['* * * * * * *', /it has 7 fields; expected 5/],
+    ['garbage', /it has 1 field; expected 5/],
     ['a b c d e', /illegal characters/],
     ['@reboot', /@reboot/],
   ])("'%s' is refused with its reason", (expression, reason) => {

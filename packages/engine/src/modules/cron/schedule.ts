@@ -35,6 +35,12 @@ export class Schedule {
   ) {
     if (!validTimeZone(timezone))
       throw new FlintError('trigger_registration_failed', `Unknown time zone '${timezone}': use an IANA name such as Europe/Berlin or UTC`);
+    const fields = expression.trim().split(/\s+/).length;
+    if (!expression.trim().startsWith('@') && fields !== 5 && fields !== 6)
+      throw new FlintError(
+        'trigger_registration_failed',
+        `Invalid cron expression '${expression}': it has ${fields} field${fields === 1 ? '' : 's'}; expected 5 (minute hour day-of-month month day-of-week) or 6 (with seconds first)`,
+      );
     try {
       // croner reads a named zone through Intl at every step (about 15x slower): UTC is a fixed offset.
       const zone = UTC_NAMES.has(timezone) ? { utcOffset: 0 } : { timezone };
