@@ -20,4 +20,5 @@ export { type Logger, type LoggerOptions, createLogger } from './core/logger.js'
 export type * from './core/module-api.js';
 export { type Engine, type EngineOptions, type EngineStats, type ShutdownReport, createEngine, startEngine } from './engine.js';
 export { adapterRef } from './lib/adapter-ref.js';
+export type { CronListing } from './modules/cron/jobs.js';
 export { openAdapter } from './open-adapter.js';

@@ -1,3 +1,4 @@
+import type { CronListing } from '@flint/engine';
 import { withModule } from '../client.js';
 import { table, truncate } from '../table.js';
 
@@ -6,25 +7,6 @@ export interface CronCommandOptions {
   url?: string;
   token?: string;
   timeoutMs?: number;
-}
-
-/** One entry of `engine::cron::list`. */
-interface CronListing {
-  trigger_id: string;
-  function_id: string;
-  job_id: string;
-  expression: string;
-  timezone: string;
-  overlap: string;
-  catch_up: string;
-  next_runs: string[];
-  last_run: {
-    scheduled_time: string;
-    manual: boolean;
-    duration_ms: number;
-    outcome: 'ok' | 'failed' | 'skipped';
-    error?: { code: string; message: string };
-  } | null;
 }
 
 interface ManualRun {

@@ -19,7 +19,7 @@ import { sleep, uid, waitFor } from '../support/util.js';
 
 const REDIS_URL = process.env.FLINT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const runRedis = gateService('Redis cron cluster tests', await serviceAvailable('redis', REDIS_URL));
-const SCRIPT = fileURLToPath(new URL('../support/cron/engine-process.mjs', import.meta.url));
+const SCRIPT = fileURLToPath(new URL('../support/module-engine-process.mjs', import.meta.url));
 
 /** One call of the cron function: which engine's worker got it, and its payload. */
 interface Firing {
@@ -82,7 +82,7 @@ describe.skipIf(!runRedis)('flint-cron: two engines on one Redis (redis lock and
 
   async function startPair(fn: string, firings: Firing[]): Promise<Record<'a' | 'b', EngineProcess>> {
     const config = JSON.stringify(sharedRedis());
-    const [a, b] = await Promise.all([spawnEngineScript(SCRIPT, [config]), spawnEngineScript(SCRIPT, [config])]);
+    const [a, b] = await Promise.all([spawnEngineScript(SCRIPT, ['flint-cron', config]), spawnEngineScript(SCRIPT, ['flint-cron', config])]);
     const [jobA, jobB] = await Promise.all([cronWorker(a, 'a', fn, firings), cronWorker(b, 'b', fn, firings)]);
     // The same function and config on both engines: one job, whose slots the two share.
     expect(jobA).toBe(jobB);

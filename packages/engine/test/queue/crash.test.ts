@@ -12,7 +12,7 @@ import { QUEUE_BACKENDS, type QueueLocation } from '../support/queue/backends.js
 import { runPool } from '../support/state/helpers.js';
 import { outcome, uid, waitFor } from '../support/util.js';
 
-const SCRIPT = fileURLToPath(new URL('../support/queue/engine-process.mjs', import.meta.url));
+const SCRIPT = fileURLToPath(new URL('../support/module-engine-process.mjs', import.meta.url));
 const BURST = 5000;
 
 let location: QueueLocation | undefined;
@@ -23,7 +23,7 @@ afterEach(async () => {
 });
 
 function spawnQueueEngine(config: Record<string, unknown>): Promise<EngineProcess> {
-  return spawnEngineScript(SCRIPT, [JSON.stringify({ adapter: (location as QueueLocation).ref, ...config })]);
+  return spawnEngineScript(SCRIPT, ['flint-queue', JSON.stringify({ adapter: (location as QueueLocation).ref, ...config })]);
 }
 
 /** A worker subscribed to `topic` with `handler`, once the engine consumes for it. */
