@@ -1,0 +1,198 @@
+import type { Span } from './span.js';
+
+/** Bounds of a SpanStore. */
+export interface SpanStoreOptions {
+  /** The most spans kept (default 10,000). */
+  max_spans?: number;
+  /** The most bytes kept, summed over each span's size estimate (its JSON length; default 64 MiB). */
+  max_bytes?: number;
+  /** When set, `sweep(nowMs)` drops the spans that ended more than this many seconds before `nowMs`. */
+  retention_seconds?: number;
+}
+
+export interface SpanStoreStats {
+  /** Spans held. */
+  spans: number;
+  /** The sum of the size estimates of the spans held. */
+  bytes: number;
+  /** Spans dropped, oldest first, to stay within `max_spans`. */
+  dropped_by_count: number;
+  /** Spans dropped to stay within `max_bytes` (oldest first; a span larger than `max_bytes` on its own is never kept). */
+  dropped_by_bytes: number;
+  /** Spans dropped by `sweep` for being older than `retention_seconds`. */
+  dropped_by_retention: number;
+  /** Traces with at least one span held. */
+  traces: number;
+}
+
+export const DEFAULT_MAX_SPANS = 10_000;
+export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+
+/** The spans of one trace in insertion order: `spans[head…]` are held, the ones before were evicted. */
+interface TraceEntry {
+  spans: Span[];
+  head: number;
+}
+
+/** A dropped prefix longer than this (and than the live part) is cut off the array that holds it. */
+const COMPACT_AFTER = 1024;
+
+/**
+ * Finished spans, oldest dropped first once either bound (`max_spans`, `max_bytes`) would be passed. Each
+ * span's size is estimated once, when it is added. An index by trace id answers `byTrace` without a scan
+ * and is kept in step as spans leave.
+ */
+export class SpanStore {
+  readonly maxSpans: number;
+  readonly maxBytes: number;
+  readonly retentionSeconds: number | undefined;
+
+  /** Spans held are `ring[head…]`, oldest first; `sizes` holds the estimate of each at the same place. */
+  private ring: Span[] = [];
+  private sizes: number[] = [];
+  private head = 0;
+  private readonly traces = new Map<string, TraceEntry>();
+  private bytes = 0;
+  private droppedByCount = 0;
+  private droppedByBytes = 0;
+  private droppedByRetention = 0;
+
+  constructor(options: SpanStoreOptions = {}) {
+    this.maxSpans = options.max_spans ?? DEFAULT_MAX_SPANS;
+    this.maxBytes = options.max_bytes ?? DEFAULT_MAX_BYTES;
+    this.retentionSeconds = options.retention_seconds;
+    if (!Number.isInteger(this.maxSpans) || this.maxSpans < 1) throw new RangeError(`max_spans must be a positive integer (got ${this.maxSpans})`);
+    if (!Number.isFinite(this.maxBytes) || this.maxBytes < 1) throw new RangeError(`max_bytes must be a positive number (got ${this.maxBytes})`);
+    if (this.retentionSeconds !== undefined && !(Number.isFinite(this.retentionSeconds) && this.retentionSeconds > 0))
+      throw new RangeError(`retention_seconds must be a positive number (got ${this.retentionSeconds})`);
+  }
+
+  /** The number of spans held. */
+  get size(): number {
+    return this.ring.length - this.head;
+  }
+
+  /**
+   * Keeps `span`, dropping the oldest spans as needed to stay within both bounds. The span is held as
+   * given (not copied) and must be JSON-serialisable: its size is the length of its JSON text.
+   */
+  add(span: Span): void {
+    const size = sizeOf(span);
+    if (size > this.maxBytes) {
+      this.droppedByBytes++;
+      return;
+    }
+    while (this.size >= this.maxSpans) {
+      this.evictOldest();
+      this.droppedByCount++;
+    }
+    while (this.bytes + size > this.maxBytes) {
+      this.evictOldest();
+      this.droppedByBytes++;
+    }
+    this.ring.push(span);
+    this.sizes.push(size);
+    this.bytes += size;
+    const entry = this.traces.get(span.trace_id);
+    if (entry) entry.spans.push(span);
+    else this.traces.set(span.trace_id, { spans: [span], head: 0 });
+  }
+
+  /** The spans of a trace held, in insertion order (a new array; empty for an unknown trace). */
+  byTrace(traceId: string): Span[] {
+    const entry = this.traces.get(traceId);
+    return entry ? entry.spans.slice(entry.head) : [];
+  }
+
+  /** The id of each trace held, once (in no promised order). */
+  traceIds(): IterableIterator<string> {
+    return this.traces.keys();
+  }
+
+  /** Every span held, oldest first. */
+  *all(): IterableIterator<Span> {
+    for (let i = this.head; i < this.ring.length; i++) yield this.ring[i]!;
+  }
+
+  /** Drops every span and resets the counters. */
+  clear(): void {
+    this.ring = [];
+    this.sizes = [];
+    this.head = 0;
+    this.traces.clear();
+    this.bytes = 0;
+    this.droppedByCount = 0;
+    this.droppedByBytes = 0;
+    this.droppedByRetention = 0;
+  }
+
+  stats(): SpanStoreStats {
+    return {
+      spans: this.size,
+      bytes: this.bytes,
+      dropped_by_count: this.droppedByCount,
+      dropped_by_bytes: this.droppedByBytes,
+      dropped_by_retention: this.droppedByRetention,
+      traces: this.traces.size,
+    };
+  }
+
+  /**
+   * Drops the spans that ended before `nowMs - retention_seconds` and returns how many; nothing without a
+   * retention. Spans need not arrive in the order they end, so this looks at every span held.
+   */
+  sweep(nowMs: number): number {
+    if (this.retentionSeconds === undefined || this.size === 0) return 0;
+    const cutoffNano = (nowMs - this.retentionSeconds * 1000) * 1e6;
+    const keptSpans: Span[] = [];
+    const keptSizes: number[] = [];
+    let bytes = 0;
+    for (let i = this.head; i < this.ring.length; i++) {
+      const span = this.ring[i]!;
+      if (span.end_time_unix_nano < cutoffNano) continue;
+      keptSpans.push(span);
+      keptSizes.push(this.sizes[i]!);
+      bytes += this.sizes[i]!;
+    }
+    const dropped = this.size - keptSpans.length;
+    if (dropped === 0) return 0;
+    this.ring = keptSpans;
+    this.sizes = keptSizes;
+    this.head = 0;
+    this.bytes = bytes;
+    this.traces.clear();
+    for (const span of keptSpans) {
+      const entry = this.traces.get(span.trace_id);
+      if (entry) entry.spans.push(span);
+      else this.traces.set(span.trace_id, { spans: [span], head: 0 });
+    }
+    this.droppedByRetention += dropped;
+    return dropped;
+  }
+
+  /** Drops the oldest span: it is also the oldest held of its trace, the head of that trace's entry. */
+  private evictOldest(): void {
+    const span = this.ring[this.head]!;
+    this.bytes -= this.sizes[this.head]!;
+    this.ring[this.head] = undefined as unknown as Span;
+    this.head++;
+    if (this.head > COMPACT_AFTER && this.head * 2 > this.ring.length) {
+      this.ring = this.ring.slice(this.head);
+      this.sizes = this.sizes.slice(this.head);
+      this.head = 0;
+    }
+    const entry = this.traces.get(span.trace_id)!;
+    entry.spans[entry.head] = undefined as unknown as Span;
+    entry.head++;
+    if (entry.head === entry.spans.length) this.traces.delete(span.trace_id);
+    else if (entry.head > COMPACT_AFTER && entry.head * 2 > entry.spans.length) {
+      entry.spans = entry.spans.slice(entry.head);
+      entry.head = 0;
+    }
+  }
+}
+
+/** The size estimate of a span: the length of its JSON text (one byte a character for ASCII text). */
+function sizeOf(span: Span): number {
+  return JSON.stringify(span).length;
+}
