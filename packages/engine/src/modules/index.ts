@@ -2,6 +2,7 @@ import type { ModuleDefinition } from '../core/module-api.js';
 import { cronModule } from './cron/index.js';
 import { engineModule } from './engine/index.js';
 import { httpModule } from './http/index.js';
+import { observabilityModule } from './observability/index.js';
 import { queueModule } from './queue/index.js';
 import { stateModule } from './state/index.js';
 
@@ -11,6 +12,7 @@ export const BUILTIN_MODULES: readonly ModuleDefinition[] = [
   stateModule as ModuleDefinition,
   queueModule as ModuleDefinition,
   cronModule as ModuleDefinition,
+  observabilityModule as ModuleDefinition,
 ];
 
 /** The engine's own functions and trigger types: always loaded, first, never listed in the config. */

@@ -1,0 +1,37 @@
+import type { ModuleContext, TriggerRecord, TriggerTypeProvider } from '../../core/module-api.js';
+import { type FiringTrigger, fireTrigger } from '../../lib/triggers.js';
+import type { StoredLogRecord } from './log-record.js';
+import { type LogTriggerConfig, TRIGGER_TYPE_ATTRIBUTE, logTriggerPayload, shouldFire } from './log-trigger-match.js';
+
+interface LogTrigger extends FiringTrigger {
+  config: LogTriggerConfig;
+}
+
+/**
+ * The `log` trigger type: every stored record fires the triggers whose level matches, in the background.
+ * Their invocations carry the baggage entry `flint.trigger.type=log`, and the records they cause are
+ * marked with it, so a handler that logs never sets its own trigger off again.
+ */
+export class LogTriggers implements TriggerTypeProvider<LogTriggerConfig> {
+  private readonly triggers = new Map<string, LogTrigger>();
+
+  constructor(private readonly ctx: ModuleContext) {}
+
+  registerTrigger(t: TriggerRecord<LogTriggerConfig>): void {
+    this.triggers.set(t.id, { id: t.id, type: 'log', function_id: t.function_id, condition_function_id: t.config.condition_function_id, config: t.config });
+  }
+
+  unregisterTrigger(t: TriggerRecord<LogTriggerConfig>): void {
+    this.triggers.delete(t.id);
+  }
+
+  dispatch(record: StoredLogRecord): void {
+    if (this.triggers.size === 0) return;
+    let payload: ReturnType<typeof logTriggerPayload> | undefined;
+    for (const trigger of this.triggers.values()) {
+      if (!shouldFire(trigger.config, record)) continue;
+      payload ??= logTriggerPayload(record);
+      void fireTrigger(this.ctx, trigger, payload, { logger: this.ctx.logger, baggage: `${TRIGGER_TYPE_ATTRIBUTE}=log` });
+    }
+  }
+}
