@@ -14,7 +14,7 @@ import { type ISdk, registerWorker as registerIiiWorker } from 'iii-sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CuttingProxy } from '../support/proxy/cutting-proxy.js';
 import { RawClient } from '../support/raw-client.js';
-import { sleep, waitFor } from '../support/util.js';
+import { prng, sleep, waitFor } from '../support/util.js';
 
 const TOTAL_CUTS = 64;
 const FUNCTIONS_PER_WORKER = 200;
@@ -28,18 +28,6 @@ const III_PREFIX = 'rc.iii::';
 const NAMES = { caller: 'rc-caller', provider: 'rc-provider', flint: 'rc-flint-burst', iii: 'rc-iii-burst' } as const;
 const FAST_RECONNECT = { initialDelayMs: 20, maxDelayMs: 100 };
 const quiet = { warn: () => {}, error: () => {}, debug: () => {} };
-
-/** mulberry32: small, fast, good enough to make a cut sequence reproducible. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEED = process.env.FLINT_RECONNECT_SEED ? Number(process.env.FLINT_RECONNECT_SEED) : Math.floor(Math.random() * 2 ** 32);
 const rng = prng(SEED);

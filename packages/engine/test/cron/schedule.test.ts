@@ -1,15 +1,7 @@
-/**
- * The cron schedule maths (src/modules/cron/schedule.ts, on croner): which instants an expression names
- * in its time zone, across DST changes; `between` for catch-up; registration errors; job ids; and the
- * ISO-8601 rendering with the zone's offset. Every instant is fixed: nothing here waits on the clock.
- *
- * Schedule, jobIdOf and isoInZone are not part of the package's public entry, so this file imports the
- * built modules (dist/, the same copies `@flint/engine` loads; run `npx tsc -b` first).
- */
-import { FlintError } from '@flint/protocol';
 import { describe, expect, test } from 'vitest';
 import { Schedule, isoInZone, jobIdOf } from '../../dist/modules/cron/schedule.js';
 import { type CronTriggerConfig, cronTriggerConfigSchema } from '../../dist/modules/cron/trigger-config.js';
+import { thrownBy } from '../support/util.js';
 
 const at = (iso: string): number => {
   const ms = Date.parse(iso);
@@ -23,17 +15,6 @@ const upcoming = (expression: string, timezone: string, after: string, n: number
 
 /** Slots in UTC, as `Date#toISOString` writes them. */
 const utc = (slots: number[]): string[] => slots.map((ms) => new Date(ms).toISOString());
-
-/** The FlintError `fn` throws. */
-function thrownBy(fn: () => unknown): FlintError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(FlintError);
-    return err as FlintError;
-  }
-  throw new Error('expected a FlintError, nothing was thrown');
-}
 
 describe('expressions', () => {
   test('5 fields: every 15 minutes from 9:00 to 17:45 on weekdays, skipping the weekend', () => {

@@ -1,17 +1,9 @@
-/**
- * The trace queries of flint-observability (src/modules/observability/trace-query.ts) over a SpanStore:
- * listTraces (root spans only, every filter alone and combined, sorting, paging, the engine's own traces,
- * search in every span, input checks) and traceTree (nesting, orphans, order, loops of parents).
- *
- * These are not part of the package's public entry, so this file imports the built modules (dist/; run
- * `npx tsc -b` first).
- */
-import { FlintError } from '@flint/protocol';
 import { describe, expect, test } from 'vitest';
 import type { Span } from '../../dist/modules/observability/span.js';
 import { SpanStore } from '../../dist/modules/observability/span-store.js';
 import { type SpanTreeNode, isInternalSpan, listTraces, traceTree } from '../../dist/modules/observability/trace-query.js';
 import { T0_MS, span } from '../support/observability/spans.js';
+import { thrownBy } from '../support/util.js';
 
 /**
  * The traces every listTraces test reads (times in ms after T0):
@@ -139,17 +131,6 @@ const list = (query: unknown): string[] => listTraces(store, query).spans.map((s
 
 /** The user roots of the fixture, by start time. */
 const USER_ROOTS = ['get-root', 'post-root', 'queue-root', 'late', 'retry'];
-
-/** The FlintError `fn` throws. */
-function thrownBy(fn: () => unknown): FlintError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(FlintError);
-    return err as FlintError;
-  }
-  throw new Error('expected a FlintError, nothing was thrown');
-}
 
 describe('listTraces: which spans are rows', () => {
   test('with no filter: every root span but the engine’s own, by start time; total, offset and limit reported', () => {

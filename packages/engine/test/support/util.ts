@@ -105,3 +105,26 @@ export async function rejectsWith(promise: Promise<unknown>, code: string): Prom
   expect((error as FlintError).code, (error as Error).message).toBe(code);
   return error as FlintError;
 }
+
+/** The FlintError `fn` throws (fails the test when it throws something else, or nothing). */
+export function thrownBy(fn: () => unknown): FlintError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(FlintError);
+    return err as FlintError;
+  }
+  throw new Error('expected a FlintError, nothing was thrown');
+}
+
+/** mulberry32: a small seeded generator, so that a randomised test can be replayed from its seed. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,6 +1,6 @@
-import { FlintError, LOG_LEVELS } from '@flint/protocol';
+import { LOG_LEVELS } from '@flint/protocol';
 import type { ModuleContext } from '../../core/module-api.js';
-import { payloadObject } from '../../lib/payload.js';
+import { LOG_CALL_FORMAT, writeLogCall } from '../../lib/log-call.js';
 
 /**
  * `engine::log::<level>`: a worker's log line, written to the engine log with `source: worker`.
@@ -20,24 +20,10 @@ export function registerLogFunctions(ctx: ModuleContext): void {
       {
         id: `engine::log::${level}`,
         description: `Write ${LEVEL_NOUNS[level]} to the engine log`,
-        request_format: {
-          type: 'object',
-          properties: { message: { type: 'string' }, data: {}, trace_id: { type: 'string' }, span_id: { type: 'string' }, service_name: { type: 'string' } },
-          required: ['message'],
-        },
+        request_format: LOG_CALL_FORMAT,
       },
       (data, call) => {
-        const d = payloadObject(data, { optional: true });
-        if (typeof d.message !== 'string') throw new FlintError('invalid_payload', 'message must be a string');
-        const fields = {
-          source: 'worker',
-          worker_id: call.callerWorkerId,
-          trace_id: d.trace_id,
-          span_id: d.span_id,
-          service_name: d.service_name,
-          data: d.data,
-        };
-        ctx.logger[level](fields, d.message);
+        writeLogCall(ctx.logger, level, data, call);
         return undefined;
       },
       { replaceable: true },

@@ -1,6 +1,6 @@
-import { FlintError, LOG_LEVELS } from '@flint/protocol';
+import { LOG_LEVELS } from '@flint/protocol';
 import type { ModuleContext } from '../../core/module-api.js';
-import { payloadObject } from '../../lib/payload.js';
+import { LOG_CALL_FORMAT, writeLogCall } from '../../lib/log-call.js';
 import { workerRecord } from './log-intake.js';
 import { listLogs } from './log-query.js';
 import type { StoredLogRecord } from './log-record.js';
@@ -21,35 +21,11 @@ export function registerLogFunctions(
       {
         id: `engine::log::${level}`,
         description: `Write a ${level} line to the engine log and the log store`,
-        request_format: {
-          type: 'object',
-          properties: { message: { type: 'string' }, data: {}, trace_id: { type: 'string' }, span_id: { type: 'string' }, service_name: { type: 'string' } },
-          required: ['message'],
-        },
+        request_format: LOG_CALL_FORMAT,
       },
       (data, call) => {
-        const d = payloadObject(data, { optional: true });
-        if (typeof d.message !== 'string') throw new FlintError('invalid_payload', 'message must be a string');
-        ctx.logger[level](
-          { source: 'worker', worker_id: call.callerWorkerId, trace_id: d.trace_id, span_id: d.span_id, service_name: d.service_name, data: d.data },
-          d.message,
-        );
-        keep(
-          workerRecord(
-            {
-              level,
-              message: d.message,
-              data: d.data,
-              trace_id: d.trace_id,
-              span_id: d.span_id,
-              service_name: d.service_name,
-              worker_id: call.callerWorkerId,
-              traceparent: call.traceparent,
-              baggage: call.baggage,
-            },
-            resource,
-          ),
-        );
+        const line = writeLogCall(ctx.logger, level, data, call);
+        keep(workerRecord({ level, ...line, worker_id: call.callerWorkerId, traceparent: call.traceparent, baggage: call.baggage }, resource));
         return undefined;
       },
     );

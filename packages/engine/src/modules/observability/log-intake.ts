@@ -13,10 +13,20 @@ export function idsOfTraceparent(traceparent: string | undefined): { trace_id: s
 
 /** Whether W3C baggage carries the mark of a `log` trigger's invocation (see LogTriggers). */
 export function baggageMarksLogTrigger(baggage: string | undefined): boolean {
-  return baggage !== undefined && baggage.split(',').some((entry) => entry.split(';')[0]?.trim() === `${TRIGGER_TYPE_ATTRIBUTE}=log`);
+  return (baggage ?? '').split(',').some((entry) => entry.split(';')[0]?.trim() === `${TRIGGER_TYPE_ATTRIBUTE}=log`);
 }
 
 const nanos = (ms: number) => Math.round(ms * 1e6);
+
+/** A record at `timeMs` of `level` (both timestamps the same: the line was observed as it was written). */
+function recordAt(
+  timeMs: number,
+  level: keyof typeof SEVERITY_NUMBER,
+  body: string,
+): Pick<StoredLogRecord, 'timestamp_unix_nano' | 'observed_timestamp_unix_nano' | 'severity_number' | 'severity_text' | 'body'> {
+  const at = nanos(timeMs);
+  return { timestamp_unix_nano: at, observed_timestamp_unix_nano: at, severity_number: SEVERITY_NUMBER[level], severity_text: SEVERITY_TEXT[level], body };
+}
 
 /** One of the engine's own log lines (from the log tap) as a stored record; `fields` become attributes. */
 export function engineRecord(record: LogRecord, serviceName: string, resource: Record<string, unknown>): StoredLogRecord {
@@ -25,13 +35,8 @@ export function engineRecord(record: LogRecord, serviceName: string, resource: R
   for (const [key, value] of Object.entries(rest)) attributes[key] = value instanceof Error ? { name: value.name, message: value.message } : value;
   // A failure of a log trigger's own firing is logged with trigger_type: it must not fire log triggers again.
   if (rest.trigger_type === 'log') attributes[TRIGGER_TYPE_ATTRIBUTE] = 'log';
-  const now = nanos(record.time);
   return {
-    timestamp_unix_nano: now,
-    observed_timestamp_unix_nano: now,
-    severity_number: SEVERITY_NUMBER[record.level],
-    severity_text: SEVERITY_TEXT[record.level],
-    body: record.msg,
+    ...recordAt(record.time, record.level, record.msg),
     attributes,
     trace_id: normaliseId(trace_id),
     span_id: normaliseId(span_id),
@@ -65,13 +70,8 @@ export function workerRecord(call: WorkerLogCall, resource: Record<string, unkno
   if (call.worker_id) attributes['flint.worker.id'] = call.worker_id;
   if (baggageMarksLogTrigger(call.baggage)) attributes[TRIGGER_TYPE_ATTRIBUTE] = 'log';
   const fromContext = idsOfTraceparent(call.traceparent);
-  const at = nanos(now);
   return {
-    timestamp_unix_nano: at,
-    observed_timestamp_unix_nano: at,
-    severity_number: SEVERITY_NUMBER[call.level],
-    severity_text: SEVERITY_TEXT[call.level],
-    body: call.message,
+    ...recordAt(now, call.level, call.message),
     attributes,
     trace_id: normaliseId(call.trace_id) ?? fromContext.trace_id,
     span_id: normaliseId(call.span_id) ?? fromContext.span_id,
