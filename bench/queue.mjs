@@ -30,9 +30,9 @@ import { randomBytes } from 'node:crypto';
 import { readFile, readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { registerWorker } from '@flint/sdk';
-import { Redis } from 'ioredis';
 import { fixed, percentile, printTable, round } from './support/measure.mjs';
 import { childExecArgv, request, sleep, startChild, stopChild } from './support/proc.mjs';
+import { openRedis, procCpuMs, redactUrl, redisServerPid } from './support/redis.mjs';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const intEnv = (name, fallback, min = 1) => Math.max(min, Math.floor(Number(process.env[name] ?? fallback)) || fallback);
@@ -54,7 +54,6 @@ const HANDLER_ID = 'bench::queue-handler';
 const LATENCY_HANDLER_ID = 'bench::queue-latency';
 /** ~110 bytes of JSON. */
 const message = (n) => ({ n, kind: 'order.placed', text: 'hello flint, a queued message', ok: true, tags: ['a', 'b', 'c'], total: 42.5 });
-const redact = (url) => url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
 
 const children = [];
 // Clean-up, after the consumer children have stopped: `closers` (clients in this process), then the
@@ -83,23 +82,6 @@ const latencyHit = (data) => {
   latencyWaiters.delete(data.n);
 };
 
-/** Redis for BullMQ, Flint redis and the clean-up; undefined with a reason when it is not there. */
-async function openRedis() {
-  const r = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
-  let lastError;
-  r.on('error', (err) => {
-    lastError = err;
-  });
-  try {
-    await r.connect();
-    await r.ping();
-    return { redis: r };
-  } catch (err) {
-    r.disconnect();
-    return { reason: `Redis at ${redact(REDIS_URL)} is not reachable (${errorText(lastError ?? err)})` };
-  }
-}
-
 /** A connection to RabbitMQ (closed at the end); undefined with a reason when the broker or amqplib is not there. */
 async function openAmqp() {
   let amqp;
@@ -114,27 +96,7 @@ async function openAmqp() {
     connections.push(() => conn.close().catch(() => {}));
     return { amqp, conn };
   } catch (err) {
-    return { reason: `RabbitMQ at ${redact(AMQP_URL)} is not reachable (${errorText(err)})` };
-  }
-}
-
-/** CPU ms so far of a process this one can see in /proc (Linux; clock ticks assumed to be 10 ms). */
-async function procCpuMs(pid) {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime
-  } catch {
-    return Number.NaN;
-  }
-}
-
-async function redisServerPid() {
-  try {
-    const pid = /process_id:(\d+)/.exec(await redis.info('server'))?.[1];
-    return pid && (await readFile(`/proc/${pid}/comm`, 'utf8')).startsWith('redis') ? pid : undefined;
-  } catch {
-    return undefined;
+    return { reason: `RabbitMQ at ${redactUrl(AMQP_URL)} is not reachable (${errorText(err)})` };
   }
 }
 
@@ -309,7 +271,7 @@ async function latencyRound(system, n) {
 
 try {
   const systems = [];
-  const opened = await openRedis();
+  const opened = await openRedis(REDIS_URL);
   redis = opened.redis;
   const rabbit = await openAmqp();
 
@@ -347,7 +309,7 @@ try {
   if (systems.length === 0) throw new Error('nothing to measure');
   for (const s of skipped) process.stderr.write(`  queue: skipping ${s.name}: ${s.reason}\n`);
 
-  const brokerPids = { redis: redis ? await redisServerPid() : undefined, rabbitmq: rabbit.conn ? await rabbitPid() : undefined };
+  const brokerPids = { redis: redis ? await redisServerPid(redis) : undefined, rabbitmq: rabbit.conn ? await rabbitPid() : undefined };
   // CPU time so far (ms): [publisher (this process), engine, consumer, broker]
   const cpuOf = async (system) => {
     const { user, system: sys } = process.cpuUsage();

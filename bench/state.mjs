@@ -18,14 +18,14 @@
 // Env: BENCH_SECONDS (5), BENCH_ROUNDS (5), BENCH_WARMUP_MS (1000), BENCH_STATE_IN_FLIGHT (64),
 //      BENCH_REDIS_URL (redis://127.0.0.1:6379), BENCH_CPU_PROF=<dir>, BENCH_STRICT=1.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { registerWorker } from '@flint/sdk';
-import { Redis } from 'ioredis';
 import { benchSeconds, closedLoop, fixed, printTable, round, summarize } from './support/measure.mjs';
 import { childExecArgv, request, startChild, stopChild } from './support/proc.mjs';
+import { openRedis, procCpuMs, redisServerPid } from './support/redis.mjs';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const seconds = benchSeconds(5);
@@ -46,37 +46,13 @@ const skipped = [];
 let direct;
 let fileDir;
 
-/** Opens a Redis client for the baseline (and to check that Redis is there); undefined with a reason when it is not. */
-async function openRedis() {
-  const r = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
-  let lastError;
-  r.on('error', (err) => {
-    lastError = err;
-  });
-  try {
-    await r.connect();
-    await r.ping();
-    return { redis: r };
-  } catch (err) {
-    r.disconnect();
-    return { reason: `Redis at ${REDIS_URL} is not reachable (${(lastError ?? err)?.message ?? err})` };
-  }
-}
-
 /**
  * CPU time (ms) of the local redis-server so far, read from /proc (Linux; the pid comes from INFO).
  * Undefined when Redis is not a local process this one can see. Clock ticks are assumed to be 10 ms.
  */
 async function redisServerCpuMs(redis) {
-  try {
-    const pid = /process_id:(\d+)/.exec(await redis.info('server'))?.[1];
-    if (!pid || !(await readFile(`/proc/${pid}/comm`, 'utf8')).startsWith('redis')) return undefined;
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in ticks of 1/100 s
-  } catch {
-    return undefined;
-  }
+  const pid = await redisServerPid(redis);
+  return pid ? await procCpuMs(pid) : undefined;
 }
 
 /** An engine child with flint-state on `adapter` and a caller worker in this process; undefined when it cannot start. */
@@ -119,7 +95,7 @@ async function startFlint(name, adapter) {
 
 try {
   const systems = [];
-  const opened = await openRedis();
+  const opened = await openRedis(REDIS_URL);
   if (opened.redis) {
     direct = opened.redis;
     systems.push({
