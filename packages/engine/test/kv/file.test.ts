@@ -7,13 +7,14 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { appendFile, chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { appendFile, chmod, mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type KvStore, type Logger, openAdapter } from '@flint/engine';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { captureLog } from '../support/log-capture.js';
+import { tempRoot } from '../support/temp-root.js';
 import { waitFor } from '../support/util.js';
 
 const supportScript = (name: string) => fileURLToPath(new URL(`../support/kv/${name}`, import.meta.url));
@@ -22,29 +23,22 @@ const holderScript = supportScript('holder.mjs');
 const tryOpenScript = supportScript('try-open.mjs');
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
-let root: string;
-let dirCount = 0;
+const temp = tempRoot('flint-kv-file-test-');
 const stores: KvStore[] = [];
 const children: ChildProcess[] = [];
 
-beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'flint-kv-file-test-'));
-});
 afterEach(async () => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   for (const store of stores.splice(0)) await store.close().catch(() => {});
 });
-afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
-});
 
 function newDir(): string {
-  return join(root, `state-${++dirCount}`);
+  return temp.newDir('state');
 }
 
 async function open(
   filePath: string,
-  { compactAfterBytes = 64 * 1024 * 1024, configDir = root, logger = undefined as Logger | undefined } = {},
+  { compactAfterBytes = 64 * 1024 * 1024, configDir = temp.path, logger = undefined as Logger | undefined } = {},
 ): Promise<KvStore> {
   const store = await openAdapter(
     'kv',
@@ -211,7 +205,7 @@ describe('file_based: persistence', () => {
   });
 
   it('resolves a relative file_path against the config folder, not the working directory', async () => {
-    const configDir = join(root, 'config-folder');
+    const configDir = join(temp.path, 'config-folder');
     await mkdir(configDir);
     const relative = `./rel-state-${process.pid}/nested`;
     const store = await open(relative, { configDir });
@@ -413,7 +407,7 @@ describe('file_based: lock', () => {
 
 describe('file_based: unusable folders', () => {
   it('stops with a clear error when the folder cannot be created (a parent is a regular file)', async () => {
-    const file = join(root, `plain-file-${++dirCount}`);
+    const file = temp.newDir('plain-file');
     await writeFile(file, 'not a folder');
     const path = join(file, 'state');
     const attempt = open(path);
@@ -438,7 +432,7 @@ describe('file_based: unusable folders', () => {
     const readOnly = newDir();
     await mkdir(readOnly);
     await chmod(readOnly, 0o555);
-    if (isRoot) await chmod(root, 0o755);
+    if (isRoot) await chmod(temp.path, 0o755);
     const below = join(readOnly, 'state');
     const attempt = spawnNode(tryOpenScript, isRoot ? ['--as-uid', '65534', readOnly, below] : [readOnly, below]);
     await attempt.exited;

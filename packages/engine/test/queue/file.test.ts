@@ -7,36 +7,29 @@
  * reported. Everything goes through the public `openAdapter`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { appendFile, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Delivery, type Logger, type QueueBackend, type Settlement, openAdapter } from '@flint/engine';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { captureLog } from '../support/log-capture.js';
+import { tempRoot } from '../support/temp-root.js';
 import { rejectsWith, waitFor } from '../support/util.js';
 
 const supportScript = (name: string) => fileURLToPath(new URL(`../support/queue/${name}`, import.meta.url));
 const OPTS = { concurrency: 10, fifo: false, visibilityTimeoutMs: 30_000 };
 
-let root: string;
-let dirCount = 0;
+const temp = tempRoot('flint-queue-file-test-');
 const queues: QueueBackend[] = [];
 const children: ChildProcess[] = [];
 
-beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'flint-queue-file-test-'));
-});
 afterEach(async () => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   for (const q of queues.splice(0)) await q.close().catch(() => {});
 });
-afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
-});
 
 function newDir(): string {
-  return join(root, `queues-${++dirCount}`);
+  return temp.newDir('queues');
 }
 
 async function open(
@@ -45,7 +38,7 @@ async function open(
 ): Promise<QueueBackend> {
   const config: Record<string, unknown> = { store_method: 'file_based', file_path: dir };
   if (compactAfterBytes !== undefined) config.compact_after_bytes = compactAfterBytes;
-  const q = await openAdapter('queue', { name: 'builtin', config }, logger ? { configDir: root, logger } : { configDir: root });
+  const q = await openAdapter('queue', { name: 'builtin', config }, logger ? { configDir: temp.path, logger } : { configDir: temp.path });
   queues.push(q);
   return q;
 }
