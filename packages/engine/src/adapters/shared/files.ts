@@ -1,4 +1,4 @@
-import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, realpath, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /** File helpers for the adapters that keep their data in a folder (the `file_based` KvStore and those to come). */
@@ -63,6 +63,19 @@ export async function makeDirectory(dir: string, mode?: number): Promise<void> {
     }
   }
   if (!(await stat(dir)).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'EEXIST' });
+}
+
+/**
+ * Creates a store's folder private to the engine user (PRIVATE_DIR_MODE, when it creates it) and returns
+ * its real path; rejects with an Error whose message says why, ready to follow `cannot create … ${dir}: `.
+ */
+export async function makePrivateDirectory(dir: string): Promise<string> {
+  try {
+    await makeDirectory(dir, PRIVATE_DIR_MODE);
+    return await realpath(dir);
+  } catch (err) {
+    throw new Error(errnoCode(err) === 'EEXIST' ? 'the path exists and is not a directory' : describeError(err));
+  }
 }
 
 /** Writes all of `data` at the file's current position (a single `write` may write less). */

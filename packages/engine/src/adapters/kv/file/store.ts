@@ -1,7 +1,6 @@
-import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { FlintError } from '@flint/protocol';
-import { PRIVATE_DIR_MODE, describeError, errnoCode, makeDirectory } from '../../shared/files.js';
+import { describeError, makePrivateDirectory } from '../../shared/files.js';
 import { GroupCommitLog } from '../../shared/group-commit.js';
 import { type HeldLock, acquireLock } from '../../shared/lock.js';
 import type { AdapterLog } from '../../shared/log.js';
@@ -139,14 +138,9 @@ export class FileKvStore extends MemoryKvStore {
 
   private async start(): Promise<void> {
     const dir = this.dir;
-    let realDir: string;
-    try {
-      await makeDirectory(dir, PRIVATE_DIR_MODE);
-      realDir = await realpath(dir);
-    } catch (err) {
-      const why = errnoCode(err) === 'EEXIST' ? 'the path exists and is not a directory' : describeError(err);
-      throw unavailable(`cannot create state directory ${dir}: ${why}`, dir);
-    }
+    const realDir = await makePrivateDirectory(dir).catch((err: Error) => {
+      throw unavailable(`cannot create state directory ${dir}: ${err.message}`, dir);
+    });
     this.lock = await acquireLock(dir, realDir);
     try {
       const found = await recover(dir, (scope, key, value, remove) => this.apply(scope, key, value, remove), this.logger);

@@ -1,7 +1,6 @@
-import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { FlintError } from '@flint/protocol';
-import { PRIVATE_DIR_MODE, describeError, errnoCode, makeDirectory } from '../../../shared/files.js';
+import { describeError, makePrivateDirectory } from '../../../shared/files.js';
 import { GroupCommitLog } from '../../../shared/group-commit.js';
 import { type HeldLock, acquireLock } from '../../../shared/lock.js';
 import type { AdapterLog } from '../../../shared/log.js';
@@ -81,14 +80,9 @@ export class FileQueueBackend extends MemoryQueueBackend {
   /** Opens (creating it if needed) and locks a queue folder, then loads its queues. */
   static async open(path: string, options: FileQueueOptions): Promise<FileQueueBackend> {
     const dir = resolve(path);
-    let realDir: string;
-    try {
-      await makeDirectory(dir, PRIVATE_DIR_MODE);
-      realDir = await realpath(dir);
-    } catch (err) {
-      const why = errnoCode(err) === 'EEXIST' ? 'the path exists and is not a directory' : describeError(err);
-      throw unavailable(`cannot create queue directory ${dir}: ${why}`, dir);
-    }
+    const realDir = await makePrivateDirectory(dir).catch((err: Error) => {
+      throw unavailable(`cannot create queue directory ${dir}: ${err.message}`, dir);
+    });
     const lock = await acquireLock(dir, realDir, { code: 'queue_unavailable', folder: 'queue directory' });
     let found: Recovered;
     try {
