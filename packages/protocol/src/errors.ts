@@ -55,6 +55,10 @@ export const ERROR_CODES = {
   message_id_not_set: spec('message_id is not set', 'A dead-letter operation named no message.'),
   queue_not_found: spec('Queue {queue} not found', 'No topic or named queue by this name is known.'),
   trigger_not_found: spec('Trigger {trigger_id} not found', 'No trigger with this id is registered (of the type the call expects).'),
+  memory_exporter_not_enabled: spec(
+    'No spans are kept in memory ({reason})',
+    'A trace query while flint-observability keeps no spans in memory (tracing off, or exporter: otlp).',
+  ),
   message_group_missing: spec(
     'FIFO queue {queue} needs field "{field}" in the message\'s data (missing or null)',
     'A message for a FIFO queue lacks the field that names its group, or it is null.',

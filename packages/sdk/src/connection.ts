@@ -142,6 +142,13 @@ export class Connection {
     if (this.state === 'connected' && this.ws?.readyState === WebSocket.OPEN) this.write(this.ws, JSON.stringify(frame));
   }
 
+  /** A binary telemetry frame (`OTLP…`): sent when connected, else false (the caller keeps it for later). */
+  sendTelemetry(frame: Buffer): boolean {
+    if (this.state !== 'connected' || this.ws?.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(frame, { binary: true });
+    return true;
+  }
+
   /** Calls and results: sent when connected, else queued until the next connect. False when the queue is full. */
   send(frame: Record<string, unknown> | InvokeFunctionMessage): 'sent' | 'queued' | false {
     if (this.state === 'connected' && this.ws?.readyState === WebSocket.OPEN) {

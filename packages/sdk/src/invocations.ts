@@ -4,6 +4,7 @@ import { ChannelReader } from './channel-reader.js';
 import { ChannelWriter } from './channel-writer.js';
 import type { Connection } from './connection.js';
 import { handlerFailure } from './errors.js';
+import type { SpanRecorder } from './spans.js';
 import type { Handler, HandlerContext } from './types.js';
 
 /** The invocation being handled, so that calls its handler makes carry its trace context. */
@@ -22,13 +23,18 @@ export class Invocations {
   constructor(
     private readonly connection: Connection,
     private readonly log: Pick<Console, 'warn'>,
+    private readonly spans?: SpanRecorder,
   ) {}
 
   onInvoke(msg: InvokeFunctionMessage): void {
     const functionId = msg.function_id;
     const invocationId = msg.invocation_id ? msg.invocation_id : undefined;
     const entry = this.functions.get(functionId);
-    const reply = (result: unknown, error?: unknown) => {
+    // The worker's own span for the call, when the caller's trace is sampled: the handler's calls run under it.
+    const span = this.spans?.open(msg.traceparent, functionId);
+    const traceparent = span ? span.traceparent : msg.traceparent;
+    const reply = (result: unknown, error?: { code?: string; message?: string }) => {
+      if (span) this.spans?.close(span, error);
       if (invocationId === undefined) return;
       this.connection.send({
         type: 'invocationresult',
@@ -36,13 +42,13 @@ export class Invocations {
         function_id: functionId,
         result,
         error,
-        traceparent: msg.traceparent,
+        traceparent,
         baggage: msg.baggage,
       });
     };
     if (!entry) return reply(undefined, { code: 'function_not_found', message: `Function ${functionId} not found on this worker` });
     const ctx: HandlerContext = { function_id: functionId, invocation_id: invocationId };
-    if (typeof msg.traceparent === 'string') ctx.traceparent = msg.traceparent;
+    if (typeof traceparent === 'string') ctx.traceparent = traceparent;
     if (typeof msg.baggage === 'string') ctx.baggage = msg.baggage;
     const input = reviveChannels(msg.data, this.connection.url);
     const fail = (err: unknown) => {

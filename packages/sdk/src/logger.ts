@@ -3,7 +3,7 @@ import { type Worker, currentInvocation } from './worker.js';
 
 /**
  * Writes log lines to the engine log (`engine::log::<level>`, fire-and-forget), tagged with the
- * current invocation's trace id. Without a worker it writes to the console.
+ * current invocation's trace and span ids (the worker's own span for the call, when it records one). Without a worker it writes to the console.
  */
 export class Logger {
   constructor(
@@ -28,7 +28,7 @@ export class Logger {
   }
 
   private write(level: LogLevel, message: string, data: unknown): void {
-    const traceId = currentInvocation()?.traceparent?.split('-')[1];
+    const context = currentInvocation()?.traceparent?.split('-');
     if (!this.worker) {
       const line = `[${level}] ${message}`;
       if (level === 'error') console.error(line, data ?? '');
@@ -38,7 +38,10 @@ export class Logger {
     }
     const payload: Record<string, unknown> = { message };
     if (data !== undefined) payload.data = data;
-    if (traceId) payload.trace_id = traceId;
+    if (context?.length === 4) {
+      payload.trace_id = context[1];
+      payload.span_id = context[2];
+    }
     if (this.serviceName) payload.service_name = this.serviceName;
     this.worker.trigger({ function_id: `engine::log::${level}`, payload, action: { type: 'void' } }).catch(() => {});
   }

@@ -28,6 +28,14 @@ export interface WorkerOptions {
   announce?: boolean;
   /** Cap on frames queued while disconnected. */
   maxQueuedFrames?: number;
+  /**
+   * Record a span for each handled invocation whose caller's trace is sampled (a child of the engine's
+   * span for the call, named `handle <function>`) and send it to the engine, where flint-observability
+   * keeps or exports it with its own. Default true.
+   */
+  spans?: boolean;
+  /** `service.name` of those spans; default `OTEL_SERVICE_NAME`, else `workerName`, else `flint-worker`. */
+  serviceName?: string;
   /** Where the SDK reports its own problems; default `console`. */
   log?: Pick<Console, 'warn' | 'error' | 'debug'>;
 }
@@ -36,6 +44,7 @@ export interface WorkerOptions {
 export interface HandlerContext {
   function_id: string;
   invocation_id: string | undefined;
+  /** The W3C trace context of the call: the worker's own span for it when one is recorded (see `spans`). */
   traceparent?: string;
   baggage?: string;
 }

@@ -21,6 +21,7 @@ import type { ConnectionProblem } from './connection-problem.js';
 import type { TriggerRegistrationError } from './errors.js';
 import { Invocations, invocationScope } from './invocations.js';
 import { QueueClient } from './queue.js';
+import { SpanRecorder } from './spans.js';
 import { StateClient } from './state.js';
 import { type TriggerEntry, Triggers } from './triggers.js';
 import type {
@@ -70,6 +71,7 @@ export class Worker extends EventEmitter<{
   private readonly services = new Map<string, object>();
   private stateClient: StateClient | undefined;
   private queueClient: QueueClient | undefined;
+  private readonly spans: SpanRecorder | undefined;
 
   constructor(url?: string, options: WorkerOptions = {}) {
     super();
@@ -100,7 +102,9 @@ export class Worker extends EventEmitter<{
       invocationTimeoutMs: options.invocationTimeoutMs ?? 30_000,
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     });
-    this.invocations = new Invocations(this.connection, this.log);
+    const serviceName = options.serviceName ?? (process.env.OTEL_SERVICE_NAME || options.workerName || 'flint-worker');
+    this.spans = options.spans === false ? undefined : new SpanRecorder(this.connection, serviceName, this.options.workerName, SDK_VERSION);
+    this.invocations = new Invocations(this.connection, this.log, this.spans);
     this.triggers = new Triggers(this.connection, this.log, (error) => this.emit('triggerError', error));
     this.connection.connect();
   }
@@ -216,6 +220,7 @@ export class Worker extends EventEmitter<{
   /** Rejects pending calls, stops reconnecting and closes the connection. */
   async shutdown(): Promise<void> {
     if (this.connection.state === 'shutdown') return;
+    this.spans?.flush();
     this.calls.rejectAll();
     await this.connection.shutdown();
   }

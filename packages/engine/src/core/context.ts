@@ -130,7 +130,8 @@ export class ModuleScope {
         return instance;
       },
       addInvocationHooks: (hooks) => own(core.hooks.add(hooks)),
-      beginTrigger: (trigger, functionId, trace) => core.hooks.beginTrigger(trigger, functionId, name, trace),
+      traceInvocations: (tracer) => own(core.hooks.trace(tracer, name)),
+      beginTrigger: (trigger, functionId, options) => core.hooks.beginTrigger(trigger, functionId, name, options),
       tapLogs: (listener) => own(core.logTap.add(listener)),
     };
   }

@@ -2,21 +2,28 @@ import { performance } from 'node:perf_hooks';
 import type { ErrorBody } from '@flint/protocol';
 import { errorMessage } from '../lib/errors.js';
 import type { TraceContext, TriggerOrigin } from './api/functions.js';
-import type { InvocationEnd, InvocationEvent, InvocationHooks, TriggerFiring } from './api/observe.js';
+import type { FiringOptions, InvocationEnd, InvocationEvent, InvocationHooks, InvocationTracer, TraceScope, TriggerFiring } from './api/observe.js';
 import type { Logger } from './logger.js';
 
 /** Called exactly once per routed invocation, with its error or result and the trace context it came back with. */
 export type Done = (error: ErrorBody | undefined, result: unknown, trace?: TraceContext) => void;
 
-const NO_FIRING: TriggerFiring = Object.freeze({ end() {} });
+/** An invocation under hooks: its `done` wrapped to report the end, the context it carries on, its event. */
+export interface Wrapped {
+  done: Done;
+  /** The tracer's span context when one traces it, else the context the call came with. */
+  trace: TraceContext;
+  event: InvocationEvent;
+}
 
 /**
- * The installed invocation hooks. `active` is false while none are installed: the invoker then
- * checks one boolean per call and builds nothing (bench/invoke measures that this costs nothing).
+ * The installed invocation hooks and tracer. `active` is false while none is installed: the invoker
+ * then checks one boolean per call and builds nothing (bench/invoke measures that this costs nothing).
  */
 export class HookHub {
   active = false;
   private hooks: InvocationHooks[] = [];
+  private tracer: InvocationTracer | undefined;
 
   constructor(private readonly logger: Logger) {}
 
@@ -25,34 +32,61 @@ export class HookHub {
     this.active = true;
     return () => {
       this.hooks = this.hooks.filter((h) => h !== hooks);
-      this.active = this.hooks.length > 0;
+      this.refresh();
+    };
+  }
+
+  /** Installs the tracer; a second one while the first is installed is refused (one span per call). */
+  trace(tracer: InvocationTracer, owner: string): () => void {
+    if (this.tracer) throw new Error(`${owner} cannot trace invocations: another module already does`);
+    this.tracer = tracer;
+    this.active = true;
+    return () => {
+      if (this.tracer === tracer) this.tracer = undefined;
+      this.refresh();
     };
   }
 
   /** Emits the start of an invocation and returns `done` wrapped to emit its end. Call only when `active`. */
-  wrap(functionId: string, trigger: TriggerOrigin | undefined, caller: string | undefined, trace: TraceContext, done: Done): Done {
-    const event = this.event('invocation', functionId, trigger, caller, trace);
-    return (error, result, resultTrace) => {
-      this.finish(event, error ? { durationMs: performance.now() - event.startedAt, error } : { durationMs: performance.now() - event.startedAt });
+  wrap(functionId: string, trigger: TriggerOrigin | undefined, caller: string | undefined, trace: TraceContext, done: Done): Wrapped {
+    const event = this.event('invocation', functionId, trigger, caller, trace, undefined);
+    const scope = this.open(event);
+    const wrapped: Done = (error, result, resultTrace) => {
+      this.finish(event, scope, error ? { durationMs: performance.now() - event.startedAt, error } : { durationMs: performance.now() - event.startedAt });
       done(error, result, resultTrace);
     };
+    return { done: wrapped, trace: scope ?? trace, event };
   }
 
-  /** Starts a trigger firing; a shared no-op when no hooks are installed. */
-  beginTrigger(trigger: TriggerOrigin, functionId: string, caller: string | undefined, trace: TraceContext | undefined): TriggerFiring {
-    if (!this.active) return NO_FIRING;
-    const event = this.event('trigger', functionId, trigger, caller, trace ?? {});
+  /** Starts a trigger firing; without hooks or tracer a light object that only carries `trace` on. */
+  beginTrigger(trigger: TriggerOrigin, functionId: string, caller: string | undefined, options: FiringOptions | undefined): TriggerFiring {
+    if (!this.active) return { trace: options ?? NO_TRACE, observed: false, end() {} };
+    const event = this.event('trigger', functionId, trigger, caller, options ?? NO_TRACE, options);
+    const scope = this.open(event);
     let ended = false;
     return {
+      trace: scope ?? options ?? NO_TRACE,
+      observed: true,
       end: (outcome = {}) => {
         if (ended) return;
         ended = true;
-        this.finish(event, { durationMs: performance.now() - event.startedAt, ...outcome });
+        this.finish(event, scope, { durationMs: performance.now() - event.startedAt, ...outcome });
       },
     };
   }
 
-  private event(kind: InvocationEvent['kind'], functionId: string, trigger: TriggerOrigin | undefined, caller: string | undefined, trace: TraceContext) {
+  private refresh(): void {
+    this.active = this.hooks.length > 0 || this.tracer !== undefined;
+  }
+
+  private event(
+    kind: InvocationEvent['kind'],
+    functionId: string,
+    trigger: TriggerOrigin | undefined,
+    caller: string | undefined,
+    trace: TraceContext,
+    firing: FiringOptions | undefined,
+  ): InvocationEvent {
     const event: InvocationEvent = {
       kind,
       functionId,
@@ -61,12 +95,26 @@ export class HookHub {
       traceparent: trace.traceparent,
       baggage: trace.baggage,
       startedAt: performance.now(),
+      name: firing?.name,
+      attributes: firing?.attributes,
     };
     for (const h of this.hooks) if (h.onStart) this.run(() => h.onStart?.(event));
     return event;
   }
 
-  private finish(event: InvocationEvent, end: InvocationEnd): void {
+  private open(event: InvocationEvent): TraceScope | undefined {
+    const tracer = this.tracer;
+    if (!tracer) return undefined;
+    try {
+      return tracer.start(event);
+    } catch (err) {
+      this.logger.error(`the invocation tracer threw (call not traced): ${errorMessage(err)}`);
+      return undefined;
+    }
+  }
+
+  private finish(event: InvocationEvent, scope: TraceScope | undefined, end: InvocationEnd): void {
+    if (scope) this.run(() => scope.end(event, end));
     for (const h of this.hooks) {
       if (end.error) {
         const failed = end as InvocationEnd & { error: ErrorBody };
@@ -83,3 +131,5 @@ export class HookHub {
     }
   }
 }
+
+const NO_TRACE: TraceContext = Object.freeze({});

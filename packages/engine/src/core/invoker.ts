@@ -10,6 +10,7 @@ import {
 } from '@flint/protocol';
 import { errorMessage } from '../lib/errors.js';
 import { type InvocationContext, type InvokeOptions, PreparedJson } from './api/functions.js';
+import type { InvocationEvent } from './api/observe.js';
 import type { WorkerConnection } from './bridge/connection.js';
 import type { FunctionProvider, FunctionRegistry } from './functions.js';
 import type { Done, HookHub } from './hooks.js';
@@ -95,7 +96,14 @@ export class Invoker {
    * call (for invocation hooks; a worker caller is named by `opts.caller`).
    */
   route(functionId: string, data: unknown, opts: RouteOptions, done: Done, origin?: string): void {
-    if (this.hooks.active) done = this.hooks.wrap(functionId, opts.trigger, opts.caller?.id ?? origin, opts, done);
+    let event: InvocationEvent | undefined;
+    if (this.hooks.active) {
+      const wrapped = this.hooks.wrap(functionId, opts.trigger, opts.caller?.id ?? origin, opts, done);
+      done = wrapped.done;
+      event = wrapped.event;
+      // A tracer's span is the parent of whatever the provider does: the call carries its context on.
+      if (wrapped.trace !== opts) opts = { ...opts, traceparent: wrapped.trace.traceparent, baggage: wrapped.trace.baggage };
+    }
     if (this.shuttingDown) return done(SHUTTING_DOWN, undefined);
     const caller = opts.caller;
     if (caller) {
@@ -130,6 +138,10 @@ export class Invoker {
       }
     }
     const conn = provider.conn;
+    if (event) {
+      event.workerId = conn.id;
+      event.workerName = conn.metadata?.name;
+    }
     if (conn.overloaded) {
       return this.refuse(functionId, opts, { code: 'worker_overloaded', message: formatError('worker_overloaded', { worker_id: conn.id }) }, done);
     }

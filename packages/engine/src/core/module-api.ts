@@ -8,7 +8,7 @@ import type { AdapterFamilies, AdapterFamily, AdapterInstance, AdapterRef } from
 import type { ChannelService, TelemetrySource } from './api/channels.js';
 import type { FunctionDefinition, InternalHandler, InvokeOptions, RegisterFunctionOptions, TraceContext, TriggerOrigin } from './api/functions.js';
 import type { BoundListener, EngineWebSocketServer, ListenOptions, WebSocketServerOptions } from './api/listen.js';
-import type { InvocationHooks, LogRecord, TriggerFiring } from './api/observe.js';
+import type { FiringOptions, InvocationHooks, InvocationTracer, LogRecord, TriggerFiring } from './api/observe.js';
 import type { RegistryView } from './api/registry.js';
 import type { ModuleTrigger, ModuleTriggerInput, TriggerTypeDefinition, TriggerTypeProvider } from './api/triggers.js';
 import type { Logger } from './logger.js';
@@ -82,8 +82,16 @@ export interface ModuleContext {
   // ---- observing ----
   /** Installs invocation hooks until the returned function is called (or the module stops). */
   addInvocationHooks(hooks: InvocationHooks): () => void;
-  /** Starts a trigger firing for hooks; a no-op object when no hooks are installed. */
-  beginTrigger(trigger: TriggerOrigin, functionId: string, trace?: TraceContext): TriggerFiring;
+  /**
+   * Opens a span for every invocation and trigger firing until the returned function is called. One module
+   * traces at a time: a second claim throws.
+   */
+  traceInvocations(tracer: InvocationTracer): () => void;
+  /**
+   * Starts a trigger firing for hooks and the tracer; make the firing's calls with its `trace`. A light
+   * object when nothing observes.
+   */
+  beginTrigger(trigger: TriggerOrigin, functionId: string, options?: FiringOptions): TriggerFiring;
   /** Receives every log record the engine writes (its own and workers') until the returned function is called. */
   tapLogs(listener: (record: LogRecord) => void): () => void;
 }

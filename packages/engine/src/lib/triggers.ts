@@ -1,6 +1,6 @@
 import { type ErrorBody, type FlintError, toErrorBody } from '@flint/protocol';
 import type { Logger } from '../core/logger.js';
-import type { InvokeOptions, ModuleContext } from '../core/module-api.js';
+import type { AttributeValue, InvokeOptions, ModuleContext } from '../core/module-api.js';
 import { errorMessage } from './errors.js';
 
 /** A trigger about to fire: its identity, its function and (optionally) its condition function. */
@@ -51,6 +51,9 @@ export type FireOutcome =
 
 export interface FireOptions extends Pick<InvokeOptions, 'timeoutMs' | 'traceparent' | 'baggage'> {
   logger: Logger;
+  /** The firing's span name and attributes, for the tracer (see FiringOptions). */
+  spanName?: string;
+  attributes?: Record<string, AttributeValue>;
   /** Fields added to the log line of a failure (`{scope, key}` of a state change, …). */
   logFields?: Record<string, unknown>;
 }
@@ -67,31 +70,33 @@ export function fireTrigger(
   options: FireOptions,
 ): Promise<FireOutcome> {
   const origin = { id: trigger.id, type: trigger.type };
-  const firing = ctx.beginTrigger(origin, trigger.function_id, options);
+  const firing = ctx.beginTrigger(origin, trigger.function_id, {
+    traceparent: options.traceparent,
+    baggage: options.baggage,
+    name: options.spanName,
+    attributes: options.attributes,
+  });
+  // The condition and the function run under the firing's span.
+  const trace = { timeoutMs: options.timeoutMs, traceparent: firing.trace.traceparent, baggage: firing.trace.baggage };
   const invoke = (resolve: (outcome: FireOutcome) => void) => {
-    ctx.invokeWith(
-      trigger.function_id,
-      data,
-      { timeoutMs: options.timeoutMs, traceparent: options.traceparent, baggage: options.baggage, trigger: origin },
-      (error, result) => {
-        if (!error) {
-          firing.end();
-          return resolve({ status: 'invoked', result });
-        }
-        const body = toErrorBody(error);
-        options.logger.warn(
-          { trigger_id: trigger.id, trigger_type: trigger.type, function_id: trigger.function_id, ...options.logFields, code: body.code },
-          `${trigger.type} trigger failed: ${errorMessage(error)}`,
-        );
-        firing.end({ error: body });
-        resolve({ status: 'failed', stage: 'function', error: body });
-      },
-    );
+    ctx.invokeWith(trigger.function_id, data, { ...trace, trigger: origin }, (error, result) => {
+      if (!error) {
+        firing.end();
+        return resolve({ status: 'invoked', result });
+      }
+      const body = toErrorBody(error);
+      options.logger.warn(
+        { trigger_id: trigger.id, trigger_type: trigger.type, function_id: trigger.function_id, ...options.logFields, code: body.code },
+        `${trigger.type} trigger failed: ${errorMessage(error)}`,
+      );
+      firing.end({ error: body });
+      resolve({ status: 'failed', stage: 'function', error: body });
+    });
   };
   return new Promise((resolve) => {
     const conditionId = trigger.condition_function_id;
     if (!conditionId) return invoke(resolve);
-    runCondition(ctx, { ...trigger, condition_function_id: conditionId }, data, options, (outcome) => {
+    runCondition(ctx, { ...trigger, condition_function_id: conditionId }, data, { ...options, ...trace }, (outcome) => {
       if (outcome.pass) return invoke(resolve);
       if (outcome.error) {
         const body = toErrorBody(outcome.error);

@@ -1,5 +1,8 @@
 import type { ErrorBody } from '@flint/protocol';
-import type { TriggerOrigin } from './functions.js';
+import type { TraceContext, TriggerOrigin } from './functions.js';
+
+/** A span attribute value as OpenTelemetry takes it. */
+export type AttributeValue = string | number | boolean;
 
 /** One invocation (`kind: 'invocation'`) or one trigger firing (`kind: 'trigger'`) as hooks see it. */
 export interface InvocationEvent {
@@ -13,6 +16,13 @@ export interface InvocationEvent {
   readonly baggage: string | undefined;
   /** `performance.now()` at the start. */
   readonly startedAt: number;
+  /** The worker chosen to run an invocation (set once it is chosen; not for in-process functions). */
+  workerId?: string;
+  workerName?: string;
+  /** A module's name for its firing (`GET /users/:id`); tracers name the span after it. */
+  readonly name?: string;
+  /** What a module said about its firing at the start (`http.request.method`, `messaging.destination.name`, …). */
+  readonly attributes?: Readonly<Record<string, AttributeValue>>;
 }
 
 export interface InvocationEnd {
@@ -21,6 +31,8 @@ export interface InvocationEnd {
   error?: ErrorBody;
   /** A trigger firing whose condition function returned `false`. */
   skipped?: boolean;
+  /** What a module learnt by the end of its firing (`http.response.status_code`, …). */
+  attributes?: Record<string, AttributeValue>;
 }
 
 /**
@@ -34,10 +46,40 @@ export interface InvocationHooks {
   onError?(event: InvocationEvent, end: InvocationEnd & { error: ErrorBody }): void;
 }
 
+/**
+ * Opens a span for every invocation and trigger firing. One module at a time traces (flint-observability).
+ * `start` runs synchronously on the call path: keep it cheap; what it throws is logged and the call goes
+ * on untraced.
+ */
+export interface InvocationTracer {
+  /** The scope of the new span, or undefined to leave this call untraced. */
+  start(event: InvocationEvent): TraceScope | undefined;
+}
+
+/** A span opened by a tracer: its context is what the call carries on (to the provider, to nested calls). */
+export interface TraceScope extends TraceContext {
+  /** Ends the span; called exactly once. */
+  end(event: InvocationEvent, end: InvocationEnd): void;
+}
+
+/** How a module starts a trigger firing (all optional). */
+export interface FiringOptions extends TraceContext {
+  /** The span's name (`GET /users/:id`); tracers fall back to `<type> <trigger id>`. */
+  name?: string;
+  attributes?: Record<string, AttributeValue>;
+}
+
 /** A trigger firing in progress, for trigger-type providers that run the steps themselves. */
 export interface TriggerFiring {
+  /**
+   * The trace context of the firing: calls made for it (condition, middleware, the function) carry this
+   * one, so that their spans sit under the firing's. Without a tracer it is the context the firing began with.
+   */
+  readonly trace: TraceContext;
+  /** False when no hook or tracer sees the firing (a module may then skip gathering details for it). */
+  readonly observed: boolean;
   /** Ends the firing: with an error, as skipped (its condition said no), or as done. Once only. */
-  end(outcome?: { error?: ErrorBody; skipped?: boolean }): void;
+  end(outcome?: { error?: ErrorBody; skipped?: boolean; attributes?: Record<string, AttributeValue> }): void;
 }
 
 export type LogLevelName = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';

@@ -39,7 +39,7 @@ export class Guards {
     const timeoutMs = this.config.middleware_timeout_ms;
     let result: unknown;
     try {
-      result = await this.ctx.invoke(functionId, input, { timeoutMs });
+      result = await this.ctx.invoke(functionId, input, { timeoutMs, traceparent: firing.trace.traceparent, baggage: firing.trace.baggage });
     } catch (err) {
       firing.end({ error: toErrorBody(err) });
       if (err instanceof FlintError && err.code === 'invocation_timeout') {
@@ -73,7 +73,9 @@ export class Guards {
     const errorId = newErrorId();
     const trigger = { id: route.triggerId, type: 'http', function_id: route.functionId, condition_function_id: conditionId };
     return new Promise((resolve) => {
-      runCondition(this.ctx, trigger, input, { timeoutMs, logger: this.logger, logLevel: 'error', logFields: { error_id: errorId } }, (outcome) => {
+      const { traceparent, baggage } = firing.trace;
+      const options = { timeoutMs, traceparent, baggage, logger: this.logger, logLevel: 'error' as const, logFields: { error_id: errorId } };
+      runCondition(this.ctx, trigger, input, options, (outcome) => {
         if (outcome.pass) return resolve(true);
         const error = outcome.error;
         firing.end(error ? { error: toErrorBody(error) } : { skipped: true });

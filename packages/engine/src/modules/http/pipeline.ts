@@ -75,7 +75,7 @@ export class HttpPipeline {
       path,
       route,
       cors,
-      firing: this.ctx.beginTrigger(route.origin, route.functionId),
+      firing: this.begin(req, res, route, method, path),
     };
     const bodyIsJson = isJsonContentType(request.headers['content-type']);
     const jsonBody = bodyIsJson && withBody;
@@ -84,6 +84,23 @@ export class HttpPipeline {
       return this.invokeHandler(req, res, request, null, !bodyIsJson && withBody);
     }
     this.run(req, res, request, bodyIsJson).catch((err: unknown) => this.internalError(req, res, err));
+  }
+
+  /**
+   * The request's trigger firing, continuing the caller's trace when the request carries a `traceparent`
+   * header. When observed, it ends once the answer is sent, with the answer's status.
+   */
+  private begin(req: IncomingMessage, res: ServerResponse, route: Route, method: string, path: string): TriggerFiring {
+    const h = req.headers;
+    const traceparent = h.traceparent;
+    const baggage = h.baggage;
+    const firing = this.ctx.beginTrigger(route.origin, route.functionId, {
+      traceparent: typeof traceparent === 'string' ? traceparent : undefined,
+      baggage: typeof baggage === 'string' ? baggage : undefined,
+      name: `${method} ${route.pattern}`,
+      attributes: { 'http.request.method': method, 'http.route': route.pattern, 'url.path': path, 'server.port': this.config.port },
+    });
+    return firing.observed ? endWhenAnswered(firing, res) : firing;
   }
 
   /** The rest of the lifecycle when there is middleware, a condition or a JSON body to wait for. */
@@ -173,7 +190,8 @@ export class HttpPipeline {
       },
       onDone: cleanup,
     });
-    this.ctx.invokeWith(route.functionId, payload, { timeoutMs, trigger: route.origin }, onOutcome);
+    const { traceparent, baggage } = firing.trace;
+    this.ctx.invokeWith(route.functionId, payload, { timeoutMs, trigger: route.origin, traceparent, baggage }, onOutcome);
   }
 
   private internalError(req: IncomingMessage, res: ServerResponse, err: unknown): void {
@@ -270,4 +288,22 @@ function flattenHeaders(req: IncomingMessage): StringMap {
     if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return out;
+}
+
+/** A firing whose end waits for the answer to be sent (or the connection to close), so that it carries the status. */
+function endWhenAnswered(firing: TriggerFiring, res: ServerResponse): TriggerFiring {
+  let outcome: Parameters<TriggerFiring['end']>[0];
+  res.once('close', () => {
+    const status = res.statusCode;
+    const attributes = { ...outcome?.attributes, 'http.response.status_code': status };
+    const error = outcome?.error ?? (status >= 500 ? { code: 'http_error', message: `answered ${status}` } : undefined);
+    firing.end({ ...outcome, error, attributes });
+  });
+  return {
+    trace: firing.trace,
+    observed: true,
+    end(o = {}) {
+      outcome ??= o;
+    },
+  };
 }

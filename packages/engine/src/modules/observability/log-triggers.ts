@@ -31,7 +31,9 @@ export class LogTriggers implements TriggerTypeProvider<LogTriggerConfig> {
     for (const trigger of this.triggers.values()) {
       if (!shouldFire(trigger.config, record)) continue;
       payload ??= logTriggerPayload(record);
-      void fireTrigger(this.ctx, trigger, payload, { logger: this.ctx.logger, baggage: `${TRIGGER_TYPE_ATTRIBUTE}=log` });
+      // The firing continues the trace of the record (when it has one), so the handler's spans sit in that trace.
+      const traceparent = record.trace_id && record.span_id ? `00-${record.trace_id}-${record.span_id}-01` : undefined;
+      void fireTrigger(this.ctx, trigger, payload, { logger: this.ctx.logger, traceparent, baggage: `${TRIGGER_TYPE_ATTRIBUTE}=log` });
     }
   }
 }

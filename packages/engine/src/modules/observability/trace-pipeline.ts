@@ -1,0 +1,73 @@
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  ParentBasedSampler,
+  type ReadableSpan,
+  type Sampler,
+  type SpanProcessor,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base';
+import type { Logger } from '../../core/logger.js';
+import type { ObservabilityConfig } from './config.js';
+import { EngineTracer } from './engine-tracer.js';
+import type { ExportHealth } from './export-health.js';
+import { MemorySpanProcessor, OtlpSpanProcessor } from './span-processors.js';
+import { SpanStore } from './span-store.js';
+
+/** The engine's trace pipeline: the OpenTelemetry tracer provider and where its spans (and SDKs' spans) go. */
+export class TracePipeline {
+  readonly tracer: EngineTracer;
+  /** The in-memory span store (`exporter: memory | both`). */
+  readonly store: SpanStore | undefined;
+  /** The OTLP export's counters (`exporter: otlp | both`). */
+  readonly export: ExportHealth | undefined;
+  private readonly processors: SpanProcessor[];
+  private readonly provider: BasicTracerProvider;
+
+  constructor(config: ObservabilityConfig, resource: Record<string, string>, scopeVersion: string, logger: Logger) {
+    const processors: SpanProcessor[] = [];
+    if (config.exporter !== 'otlp') {
+      this.store = new SpanStore({
+        max_spans: config.memory_max_spans,
+        max_bytes: config.memory_max_bytes,
+        retention_seconds: config.traces_retention_seconds || undefined,
+      });
+      processors.push(new MemorySpanProcessor(this.store));
+    }
+    if (config.exporter !== 'memory') {
+      const otlp = new OtlpSpanProcessor(
+        {
+          endpoint: config.endpoint,
+          maxQueue: config.export_queue_size,
+          batchSize: config.export_batch_size,
+          flushIntervalMs: config.export_interval_ms,
+          timeoutMs: config.export_timeout_ms,
+        },
+        logger,
+      );
+      this.export = otlp.health;
+      processors.push(otlp);
+    }
+    this.processors = processors;
+    this.provider = new BasicTracerProvider({ resource: resourceFromAttributes(resource), sampler: samplerOf(config), spanProcessors: processors });
+    this.tracer = new EngineTracer(this.provider.getTracer('flint', scopeVersion));
+  }
+
+  /** Spans an SDK sent (already ended): they go where the engine's own go, whatever their sampling. */
+  ingest(spans: readonly ReadableSpan[]): void {
+    for (const span of spans) for (const p of this.processors) p.onEnd(span);
+  }
+
+  /** Sends what is queued for export (at shutdown). */
+  shutdown(): Promise<void> {
+    return this.provider.shutdown();
+  }
+}
+
+function samplerOf(config: ObservabilityConfig): Sampler {
+  const ratio = config.sampling_ratio;
+  const root = ratio >= 1 ? new AlwaysOnSampler() : ratio <= 0 ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(ratio);
+  return config.parent_based ? new ParentBasedSampler({ root }) : root;
+}

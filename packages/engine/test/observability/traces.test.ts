@@ -1,0 +1,177 @@
+/**
+ * flint-observability traces through real workers: an HTTP request → worker A (@flint/sdk) → worker B
+ * (@flint/sdk) and → an iii-sdk 0.11.6 worker with its OpenTelemetry on yields one trace whose tree has
+ * the engine's spans and each worker's own span (sent as OTLP telemetry frames) in the right places; a
+ * request carrying a `traceparent` header joins the caller's trace; sampling and `enabled: false`.
+ */
+import { request } from 'node:http';
+import type { Engine } from '@flint/engine';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanup } from '../support/cleanup.js';
+import { startTestEngine, startWorker } from '../support/harness.js';
+import { waitRouted } from '../support/http/helpers.js';
+import { outcome, waitFor } from '../support/util.js';
+
+afterEach(cleanup);
+
+// iii-sdk's span processor reads its batch delay (default 5 s) from the environment.
+process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
+
+interface TreeSpan {
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  name: string;
+  status: string;
+  service_name: string;
+  attributes: [string, string][];
+  children: TreeSpan[];
+}
+
+const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
+
+async function startObs(config: Record<string, unknown> = {}): Promise<{ engine: Engine; base: string }> {
+  const engine = await startTestEngine({
+    modules: [
+      { name: 'flint-http', config: { port: 0 } },
+      { name: 'flint-observability', config: { enabled: true, ...config } },
+    ],
+  });
+  const base = engine.listeners().find((l) => l.name === 'http')?.url as string;
+  return { engine, base };
+}
+
+function get(url: string, headers: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    request(url, { headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve(body));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+const attr = (span: TreeSpan, key: string) => span.attributes.find(([k]) => k === key)?.[1];
+const flatten = (nodes: TreeSpan[]): TreeSpan[] => nodes.flatMap((n) => [n, ...flatten(n.children)]);
+const tree = async (engine: Engine, traceId: string) => ((await engine.invoke('engine::traces::tree', { trace_id: traceId })) as { roots: TreeSpan[] }).roots;
+
+describe('flint-observability traces', () => {
+  it('one trace from an HTTP request through two @flint/sdk workers and an iii-sdk worker, joined to the caller by traceparent', async () => {
+    const { engine, base } = await startObs();
+    const workerB = (await startWorker('flint', engine, (w) => w.registerFunction('b::double', (d: { n: number }) => d.n * 2))).name;
+    await startWorker('iii', engine, (w) => w.registerFunction('c::greet', (d: { name: string }) => `hi ${d.name}`), { otel: true });
+    const { name: workerA } = await startWorker('flint', engine, (w) => {
+      w.registerFunction('a::chain', async () => {
+        const doubled = await w.trigger({ function_id: 'b::double', payload: { n: 21 } });
+        const greeting = await w.trigger({ function_id: 'c::greet', payload: { name: 'Ada' } });
+        return { status_code: 200, body: { doubled, greeting } };
+      });
+      w.registerTrigger({ type: 'http', function_id: 'a::chain', config: { api_path: '/chain', http_method: 'GET' } });
+    });
+    await waitRouted(base, 'GET', '/chain');
+    await engine.invoke('engine::traces::clear', {});
+
+    // node:http, not fetch: iii-sdk (in this process) instruments fetch and would put its own traceparent in.
+    const res = await get(`${base}/chain`, { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` });
+    expect(JSON.parse(res)).toEqual({ doubled: 42, greeting: 'hi Ada' });
+
+    // The iii-sdk worker's span arrives on its /otel socket a moment later.
+    const roots = await waitFor(
+      async () => {
+        const r = await tree(engine, CALLER_TRACE);
+        return flatten(r).filter((s) => s.service_name !== 'flint').length === 3 ? r : undefined;
+      },
+      10_000,
+      "the three workers' spans",
+    );
+    // The HTTP span is the root here: its parent is the caller's span, which the engine does not hold.
+    expect(roots.map((r) => r.name)).toEqual(['GET /chain']);
+    const http = roots[0] as TreeSpan;
+    expect(http.parent_span_id).toBe(CALLER_SPAN);
+    expect(http.status).toBe('ok');
+    expect(attr(http, 'http.request.method')).toBe('GET');
+    expect(attr(http, 'http.route')).toBe('/chain');
+    expect(attr(http, 'http.response.status_code')).toBe('200');
+    expect(attr(http, 'faas.trigger')).toBe('http');
+
+    expect(http.children.map((s) => s.name)).toEqual(['call a::chain']);
+    const chain = http.children[0] as TreeSpan;
+    expect(attr(chain, 'faas.invoked_name')).toBe('a::chain');
+    expect(attr(chain, 'flint.trigger.type')).toBe('http');
+    expect(attr(chain, 'flint.worker.name')).toBeTypeOf('string');
+    // Worker A's own span (@flint/sdk), and under it the engine's spans of the calls its handler made.
+    expect(chain.children.map((s) => s.name)).toEqual(['handle a::chain']);
+    const handleA = chain.children[0] as TreeSpan;
+    expect(handleA.service_name).toBe(workerA);
+    expect(handleA.children.map((s) => s.name)).toEqual(['call b::double', 'call c::greet']);
+    const [double, greet] = handleA.children as [TreeSpan, TreeSpan];
+    expect(double.children.map((s) => [s.name, s.service_name])).toEqual([['handle b::double', workerB]]);
+    // iii-sdk's span for the call, sent on its /otel socket.
+    expect(greet.children.length).toBe(1);
+    const sdkSpan = greet.children[0] as TreeSpan;
+    expect(sdkSpan.service_name).not.toBe('flint');
+    expect(sdkSpan.trace_id).toBe(CALLER_TRACE);
+    expect(flatten(roots).every((s) => s.trace_id === CALLER_TRACE)).toBe(true);
+
+    // The list shows the HTTP span as the trace's row, found by its attributes.
+    const listed = (await engine.invoke('engine::traces::list', { attributes: [['http.route', '/chain']] })) as { spans: TreeSpan[]; total: number };
+    expect(listed.total).toBe(1);
+    expect(listed.spans[0]?.span_id).toBe(http.span_id);
+  });
+
+  it('a call without trace context starts a trace; a failing call is an error span with the code', async () => {
+    const { engine } = await startObs();
+    const worker = await startWorker('flint', engine, (w) => {
+      w.registerFunction('t::fail', () => {
+        throw Object.assign(new Error('nope'), { code: 'app_refused' });
+      });
+    });
+    await worker.trigger({ function_id: 'engine::traces::clear', payload: {} });
+    expect((await outcome(worker.trigger({ function_id: 't::fail', payload: {} }))).ok).toBe(false);
+    const listed = await waitFor(async () => {
+      const l = (await engine.invoke('engine::traces::list', { name: 't::fail' })) as { spans: TreeSpan[] };
+      return l.spans.length > 0 ? l : undefined;
+    });
+    const span = listed.spans[0] as TreeSpan;
+    expect(span.name).toBe('call t::fail');
+    expect(span.parent_span_id).toBeNull();
+    expect(span.status).toBe('error');
+    expect(attr(span, 'error.type')).toBeTypeOf('string');
+  });
+
+  it('does not trace the engine functions (log calls, listings, trace queries)', async () => {
+    const { engine } = await startObs();
+    const worker = await startWorker('flint', engine);
+    await worker.trigger({ function_id: 'engine::log::info', payload: { message: 'hello' } });
+    await worker.trigger({ function_id: 'engine::traces::list', payload: {} });
+    const all = (await engine.invoke('engine::traces::list', { include_internal: true, name: 'engine::' })) as { total: number };
+    expect(all.total).toBe(0);
+  });
+
+  it('sampling_ratio 0 records no new trace, but a sampled caller is still followed (parent-based)', async () => {
+    const { engine, base } = await startObs({ sampling_ratio: 0 });
+    await startWorker('flint', engine, (w) => {
+      w.registerFunction('s::page', () => ({ status_code: 200, body: 'ok' }));
+      w.registerTrigger({ type: 'http', function_id: 's::page', config: { api_path: '/s', http_method: 'GET' } });
+    });
+    await waitRouted(base, 'GET', '/s');
+    await engine.invoke('engine::traces::clear', {});
+    await fetch(`${base}/s`);
+    await fetch(`${base}/s`, { headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } });
+    const listed = (await engine.invoke('engine::traces::list', {})) as { spans: TreeSpan[] };
+    expect(listed.spans.map((s) => s.trace_id)).toEqual([CALLER_TRACE]);
+  });
+
+  it('enabled: false keeps no spans and the trace functions say why', async () => {
+    const { engine } = await startObs({ enabled: false });
+    const failure = await outcome(engine.invoke('engine::traces::list', {}));
+    expect(failure).toMatchObject({ ok: false, error: { code: 'memory_exporter_not_enabled' } });
+    expect(failure.ok === false && failure.error.message).toContain('enabled: false');
+  });
+});
