@@ -243,7 +243,18 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
       this.ctx,
       { id: triggerId, type: 'cron', function_id: job.function_id, condition_function_id: job.config.condition_function_id },
       payload,
-      { logger: this.ctx.logger, timeoutMs: this.config.run_timeout_ms, logFields: { job_id: job.id, scheduled_time: payload.scheduled_time, manual } },
+      {
+        logger: this.ctx.logger,
+        timeoutMs: this.config.run_timeout_ms,
+        logFields: { job_id: job.id, scheduled_time: payload.scheduled_time, manual },
+        spanName: `cron ${job.config.expression}`,
+        attributes: {
+          'flint.cron.job_id': job.id,
+          'flint.cron.expression': job.config.expression,
+          'flint.cron.scheduled_time': payload.scheduled_time,
+          'flint.cron.manual': manual,
+        },
+      },
     );
     if (lease) this.leases.delete(lease);
     const record: RunRecord = {

@@ -32,10 +32,10 @@ export class PrometheusMetrics {
     this.provider = new MeterProvider({ resource: resourceFromAttributes(resource), readers: [this.exporter] });
     const meter = this.provider.getMeter('flint');
     const calls = meter.createCounter('flint.invocations', { description: 'Invocations that ended, by function, trigger type and status' });
-    const durations = meter.createHistogram('flint.invocation.duration', {
+    const durations = meter.createHistogram('flint.invocation.duration.seconds', {
       description: 'Invocation duration, by function and trigger type',
-      unit: 'ms',
-      advice: { explicitBucketBoundaries: [0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000] },
+      unit: 's',
+      advice: { explicitBucketBoundaries: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] },
     });
     // One attribute object per (function, trigger type, outcome), reused for every call.
     const attributes = new Map<string, { ok: Attributes; error: Attributes; any: Attributes }>();
@@ -48,17 +48,17 @@ export class PrometheusMetrics {
         attributes.set(key, a);
       }
       calls.add(1, error ? a.error : a.ok);
-      durations.record(durationMs, a.any);
+      durations.record(durationMs / 1000, a.any);
     };
     meter.createObservableGauge('flint.invocations.in_flight', { description: 'Invocations under way' }).addCallback((r) => r.observe(sources.inFlight()));
     meter.createObservableGauge('flint.workers.active', { description: 'Workers connected' }).addCallback((r) => r.observe(sources.activeWorkers()));
-    const lag = meter.createObservableGauge('flint.event_loop.lag', { description: 'Event-loop delay p99 since the last scrape', unit: 'ms' });
-    const heap = meter.createObservableGauge('flint.memory.heap_used', { description: 'V8 heap in use', unit: 'By' });
-    const rss = meter.createObservableGauge('flint.memory.rss', { description: 'Resident set size', unit: 'By' });
+    const lag = meter.createObservableGauge('flint.event_loop.lag.seconds', { description: 'Event-loop delay p99 since the last scrape', unit: 's' });
+    const heap = meter.createObservableGauge('flint.memory.heap_used.bytes', { description: 'V8 heap in use', unit: 'By' });
+    const rss = meter.createObservableGauge('flint.memory.rss.bytes', { description: 'Resident set size', unit: 'By' });
     meter.addBatchObservableCallback(
       (r) => {
         const p = sources.process.read();
-        r.observe(lag, p.event_loop_lag_p99_ms);
+        r.observe(lag, p.event_loop_lag_p99_ms / 1000);
         r.observe(heap, p.heap_used_bytes);
         r.observe(rss, p.rss_bytes);
       },

@@ -13,6 +13,8 @@ export interface DeliveryTarget {
   counters: QueueCounters;
   /** For log lines: `{topic}` or `{queue}`. */
   logFields: Record<string, unknown>;
+  /** The topic or named queue, for the span of each delivery. */
+  spanTarget: string;
 }
 
 /**
@@ -34,6 +36,14 @@ export function handleDelivery(ctx: ModuleContext, target: DeliveryTarget, deliv
     traceparent: delivery.traceparent,
     baggage: delivery.baggage,
     logFields,
+    spanName: `process ${target.spanTarget}`,
+    attributes: {
+      'messaging.system': 'flint',
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': target.spanTarget,
+      'messaging.message.id': delivery.id,
+      'flint.queue.attempt': delivery.attempt,
+    },
   })
     .then((outcome) => {
       if (outcome.status !== 'failed') {

@@ -52,7 +52,7 @@ export class NamedQueues {
           (delivery, settle) => {
             this.inFlight++;
             const trigger = { id: queue, type: 'enqueue', function_id: delivery.functionId ?? '' };
-            handleDelivery(this.ctx, { trigger, settings, counters, logFields: { queue: name } }, delivery, settle, this.finished);
+            handleDelivery(this.ctx, { trigger, settings, counters, logFields: { queue: name }, spanTarget: name }, delivery, settle, this.finished);
           },
         ),
       );

@@ -42,6 +42,7 @@ export class Subscribers implements TriggerTypeProvider<SubscriberConfig> {
       settings,
       counters: this.counters.of(queue),
       logFields: { topic },
+      spanTarget: topic,
     };
     const consumer = this.backend.consume(
       queue,

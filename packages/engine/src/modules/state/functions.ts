@@ -1,6 +1,6 @@
 import { FlintError } from '@flint/protocol';
 import type { KvStore } from '../../adapters/kv/types.js';
-import type { ModuleContext } from '../../core/module-api.js';
+import type { ModuleContext, TraceContext } from '../../core/module-api.js';
 import { type PayloadObject, payloadObject as input } from '../../lib/payload.js';
 import { applyOps, parseOps } from '../../lib/update-ops.js';
 import type { StateTriggers } from './triggers.js';
@@ -29,8 +29,8 @@ const change = { type: 'object', properties: { old_value: {}, new_value: {} }, r
 /** Registers state::get/set/delete/update/list/list_groups on the store. */
 export function registerStateFunctions(ctx: ModuleContext, store: KvStore, triggers: StateTriggers, maxValueBytes: number): void {
   /** A stored write: `state:created` for a new key, `state:updated` otherwise. */
-  const fireChange = (scope: string, key: string, existed: boolean, old_value: unknown, new_value: unknown) =>
-    triggers.fire({ type: 'state', event_type: existed ? 'state:updated' : 'state:created', scope, key, old_value, new_value });
+  const fireChange = (call: TraceContext, scope: string, key: string, existed: boolean, old_value: unknown, new_value: unknown) =>
+    triggers.fire({ type: 'state', event_type: existed ? 'state:updated' : 'state:created', scope, key, old_value, new_value }, call);
   const checkSize = (field: string, value: unknown) => {
     const size = Buffer.byteLength(JSON.stringify(value) ?? 'null');
     if (size > maxValueBytes) throw new FlintError('invalid_payload', `${field} is ${size} bytes as JSON, more than max_value_bytes (${maxValueBytes})`);
@@ -55,7 +55,7 @@ export function registerStateFunctions(ctx: ModuleContext, store: KvStore, trigg
       request_format: { type: 'object', required: ['scope', 'key', 'value'], properties: { ...scopeKey, value: {} } },
       response_format: change,
     },
-    async (data) => {
+    async (data, call) => {
       const d = input(data);
       const scope = text(d, 'scope');
       const key = text(d, 'key');
@@ -63,7 +63,7 @@ export function registerStateFunctions(ctx: ModuleContext, store: KvStore, trigg
       const value = 'value' in d ? d.value : d.data;
       checkSize('value', value);
       const result = await store.set(scope, key, value ?? null);
-      fireChange(scope, key, result.existed, result.old_value, value ?? null);
+      fireChange(call, scope, key, result.existed, result.old_value, value ?? null);
       return { old_value: result.old_value, new_value: value ?? null };
     },
   );
@@ -75,12 +75,12 @@ export function registerStateFunctions(ctx: ModuleContext, store: KvStore, trigg
       request_format: { type: 'object', required: ['scope', 'key'], properties: scopeKey },
       response_format: { type: 'object', properties: { old_value: {} }, required: ['old_value'] },
     },
-    async (data) => {
+    async (data, call) => {
       const d = input(data);
       const scope = text(d, 'scope');
       const key = text(d, 'key');
       const result = await store.delete(scope, key);
-      if (result.existed) triggers.fire({ type: 'state', event_type: 'state:deleted', scope, key, old_value: result.old_value, new_value: null });
+      if (result.existed) triggers.fire({ type: 'state', event_type: 'state:deleted', scope, key, old_value: result.old_value, new_value: null }, call);
       return { old_value: result.old_value };
     },
   );
@@ -92,7 +92,7 @@ export function registerStateFunctions(ctx: ModuleContext, store: KvStore, trigg
       request_format: { type: 'object', required: ['scope', 'key', 'ops'], properties: { ...scopeKey, ops: { type: 'array', items: op } } },
       response_format: { ...change, properties: { ...change.properties, errors: { type: 'array' } } },
     },
-    async (data) => {
+    async (data, call) => {
       const d = input(data);
       const scope = text(d, 'scope');
       const key = text(d, 'key');
@@ -102,7 +102,7 @@ export function registerStateFunctions(ctx: ModuleContext, store: KvStore, trigg
         checkSize('the updated value', value);
         return { value, extra: errors };
       });
-      fireChange(scope, key, result.existed, result.old_value, result.new_value);
+      fireChange(call, scope, key, result.existed, result.old_value, result.new_value);
       const out: Record<string, unknown> = { old_value: result.old_value, new_value: result.new_value };
       if (result.extra.length > 0) out.errors = result.extra;
       return out;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ModuleContext, TriggerRecord, TriggerTypeProvider } from '../../core/module-api.js';
+import type { ModuleContext, TraceContext, TriggerRecord, TriggerTypeProvider } from '../../core/module-api.js';
 import { type FiringTrigger, fireTrigger } from '../../lib/triggers.js';
 
 /** The config of a `state` trigger: every key optional, unknown keys refused (a misspelt `scope` would match every scope). */
@@ -48,12 +48,19 @@ export class StateTriggers implements TriggerTypeProvider<StateTriggerConfig> {
     this.triggers.delete(t.id);
   }
 
-  /** Runs every matching trigger once with the event (in the background). */
-  fire(event: StateEvent): void {
+  /** Runs every matching trigger once with the event (in the background), in the trace of the write. */
+  fire(event: StateEvent, trace: TraceContext): void {
     for (const trigger of this.triggers.values()) {
       if (trigger.scope !== undefined && trigger.scope !== event.scope) continue;
       if (trigger.key !== undefined && trigger.key !== event.key) continue;
-      void fireTrigger(this.ctx, trigger, event, { logger: this.ctx.logger, logFields: { scope: event.scope, key: event.key, event_type: event.event_type } });
+      void fireTrigger(this.ctx, trigger, event, {
+        logger: this.ctx.logger,
+        logFields: { scope: event.scope, key: event.key, event_type: event.event_type },
+        traceparent: trace.traceparent,
+        baggage: trace.baggage,
+        spanName: `${event.event_type} ${event.scope}`,
+        attributes: { 'flint.state.scope': event.scope, 'flint.state.key': event.key, 'flint.state.event': event.event_type },
+      });
     }
   }
 }
