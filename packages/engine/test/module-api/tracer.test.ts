@@ -51,7 +51,7 @@ describe('ctx.traceInvocations', () => {
     const engine: Engine = await startWithModules([def], [HTTP, { name: 'test-tracer' }]);
     await startWorker('flint', engine, (w) => {
       w.registerFunction('w::page', (_input, ctx) => {
-        seenByWorker.push(ctx.traceparent);
+        seenByWorker.push(ctx?.traceparent);
         return { status_code: 200, body: 'ok' };
       });
       w.registerTrigger({ type: 'http', function_id: 'w::page', config: { api_path: '/p', http_method: 'GET' } });
