@@ -103,7 +103,18 @@ describe('the byte bound', () => {
     expect(store.stats()).toMatchObject({ spans: 1, bytes: sizeOf(big), dropped_by_bytes: 3, dropped_by_count: 0 });
   });
 
-  test('bytes never pass max_bytes; the estimate is the JSON length, taken once when the span is added', () => {
+  test('the size estimate is close to the JSON length (within 10% for spans of every shape)', () => {
+    const random = seeded(11);
+    for (let i = 0; i < 200; i++) {
+      const s = padded(`e${i}`, Math.floor(random() * 400));
+      if (i % 3 === 0) s.events = [{ name: 'exception', timestamp_unix_nano: nanoAt(i), attributes: { 'exception.message': 'x'.repeat(i) } }];
+      if (i % 5 === 0) s.status_description = 'failed: '.repeat(i % 7);
+      const json = JSON.stringify(s).length;
+      expect(Math.abs(sizeOf(s) - json) / json).toBeLessThan(0.1);
+    }
+  });
+
+  test('bytes never pass max_bytes; the estimate is taken once, when the span is added', () => {
     const store = new SpanStore({ max_bytes: 5_000 });
     const random = seeded(7);
     let added = 0;

@@ -4,7 +4,7 @@ import type { Span } from './span.js';
 export interface SpanStoreOptions {
   /** The most spans kept (default 10,000). */
   max_spans?: number;
-  /** The most bytes kept, summed over each span's size estimate (its JSON length; default 64 MiB). */
+  /** The most bytes kept, summed over each span's size estimate (about its JSON length, see spanSize; default 64 MiB). */
   max_bytes?: number;
   /** When set, `sweep(nowMs)` drops the spans that ended more than this many seconds before `nowMs`. */
   retention_seconds?: number;
@@ -28,9 +28,37 @@ export interface SpanStoreStats {
 export const DEFAULT_MAX_SPANS = 10_000;
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 
+/**
+ * A span kept in its source form (the OpenTelemetry SDK's span) and turned into a Span only when a query
+ * first reads it: a span nobody looks at costs the store no conversion. The Span is kept once made.
+ */
+export class LazySpan {
+  private made: Span | undefined;
+
+  constructor(
+    readonly trace_id: string,
+    readonly end_time_unix_nano: number,
+    private source: unknown,
+    private readonly convert: (source: never) => Span,
+  ) {}
+
+  get span(): Span {
+    if (this.made === undefined) {
+      this.made = this.convert(this.source as never);
+      this.source = undefined;
+    }
+    return this.made;
+  }
+}
+
+/** What the store holds: a Span, or a LazySpan standing for one. */
+type Entry = Span | LazySpan;
+
+const spanOf = (entry: Entry): Span => (entry instanceof LazySpan ? entry.span : entry);
+
 /** The spans of one trace in insertion order: `spans[head…]` are held, the ones before were evicted. */
 interface TraceEntry {
-  spans: Span[];
+  spans: Entry[];
   head: number;
 }
 
@@ -48,7 +76,7 @@ export class SpanStore {
   readonly retentionSeconds: number | undefined;
 
   /** Spans held are `ring[head…]`, oldest first; `sizes` holds the estimate of each at the same place. */
-  private ring: Span[] = [];
+  private ring: Entry[] = [];
   private sizes: number[] = [];
   private head = 0;
   private readonly traces = new Map<string, TraceEntry>();
@@ -77,7 +105,15 @@ export class SpanStore {
    * given (not copied) and must be JSON-serialisable: its size is the length of its JSON text.
    */
   add(span: Span): void {
-    const size = sizeOf(span);
+    this.addEntry(span, spanSize(span));
+  }
+
+  /** Keeps a span that is made on first read (see LazySpan), with its size estimate given. */
+  addLazy(span: LazySpan, size: number): void {
+    this.addEntry(span, size);
+  }
+
+  private addEntry(span: Entry, size: number): void {
     if (size > this.maxBytes) {
       this.droppedByBytes++;
       return;
@@ -101,7 +137,10 @@ export class SpanStore {
   /** The spans of a trace held, in insertion order (a new array; empty for an unknown trace). */
   byTrace(traceId: string): Span[] {
     const entry = this.traces.get(traceId);
-    return entry ? entry.spans.slice(entry.head) : [];
+    if (!entry) return [];
+    const spans: Span[] = new Array(entry.spans.length - entry.head);
+    for (let i = entry.head; i < entry.spans.length; i++) spans[i - entry.head] = spanOf(entry.spans[i] as Entry);
+    return spans;
   }
 
   /** The id of each trace held, once (in no promised order). */
@@ -111,7 +150,7 @@ export class SpanStore {
 
   /** Every span held, oldest first. */
   *all(): IterableIterator<Span> {
-    for (let i = this.head; i < this.ring.length; i++) yield this.ring[i]!;
+    for (let i = this.head; i < this.ring.length; i++) yield spanOf(this.ring[i]!);
   }
 
   /** Drops every span and resets the counters. */
@@ -144,7 +183,7 @@ export class SpanStore {
   sweep(nowMs: number): number {
     if (this.retentionSeconds === undefined || this.size === 0) return 0;
     const cutoffNano = (nowMs - this.retentionSeconds * 1000) * 1e6;
-    const keptSpans: Span[] = [];
+    const keptSpans: Entry[] = [];
     const keptSizes: number[] = [];
     let bytes = 0;
     for (let i = this.head; i < this.ring.length; i++) {
@@ -174,7 +213,7 @@ export class SpanStore {
   private evictOldest(): void {
     const span = this.ring[this.head]!;
     this.bytes -= this.sizes[this.head]!;
-    this.ring[this.head] = undefined as unknown as Span;
+    this.ring[this.head] = undefined as unknown as Entry;
     this.head++;
     if (this.head > COMPACT_AFTER && this.head * 2 > this.ring.length) {
       this.ring = this.ring.slice(this.head);
@@ -182,7 +221,7 @@ export class SpanStore {
       this.head = 0;
     }
     const entry = this.traces.get(span.trace_id)!;
-    entry.spans[entry.head] = undefined as unknown as Span;
+    entry.spans[entry.head] = undefined as unknown as Entry;
     entry.head++;
     if (entry.head === entry.spans.length) this.traces.delete(span.trace_id);
     else if (entry.head > COMPACT_AFTER && entry.head * 2 > entry.spans.length) {
@@ -192,7 +231,27 @@ export class SpanStore {
   }
 }
 
-/** The size estimate of a span: the length of its JSON text (one byte a character for ASCII text). */
-function sizeOf(span: Span): number {
-  return JSON.stringify(span).length;
+/** The JSON text of a span whose strings are all empty, with no parent, attributes, events or links. */
+const SPAN_JSON_BASE = 218;
+
+/**
+ * The size estimate of a span: about the length of its JSON text (a byte a character for ASCII text),
+ * summed from its strings rather than by serialising it, which would cost more than everything else
+ * the store does per span. Events and links (rare) are measured as JSON.
+ */
+export function spanSize(span: Span): number {
+  let n = SPAN_JSON_BASE + span.trace_id.length + span.span_id.length + span.name.length + span.service_name.length;
+  if (span.parent_span_id !== null) n += span.parent_span_id.length - 2;
+  if (span.status_description !== undefined) n += span.status_description.length + 23;
+  if (span.instrumentation_scope_name !== undefined) n += span.instrumentation_scope_name.length + 33;
+  if (span.instrumentation_scope_version !== undefined) n += span.instrumentation_scope_version.length + 36;
+  if (span.flags !== undefined) n += 10;
+  const attributes = span.attributes;
+  for (let i = 0; i < attributes.length; i++) {
+    const pair = attributes[i] as [string, string];
+    n += pair[0].length + pair[1].length + 8;
+  }
+  if (span.events.length > 0) n += JSON.stringify(span.events).length;
+  if (span.links.length > 0) n += JSON.stringify(span.links).length;
+  return n;
 }

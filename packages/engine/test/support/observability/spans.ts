@@ -39,7 +39,7 @@ export function span(spec: SpanSpec): Span {
 }
 
 /** The size estimate a SpanStore gives a span. */
-export const sizeOf = (s: Span): number => JSON.stringify(s).length;
+export { spanSize as sizeOf } from '../../../dist/modules/observability/span-store.js';
 
 /** A deterministic pseudo-random sequence in [0, 1): a 32-bit linear congruential generator. */
 export function seeded(seed: number): () => number {
