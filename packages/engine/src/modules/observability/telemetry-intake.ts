@@ -4,7 +4,6 @@ import { LogThrottle } from '../../lib/log-throttle.js';
 import type { StoredLogRecord } from './log-record.js';
 import { readSdkLogs } from './sdk-logs.js';
 import { type SdkMetricStore, readSdkMetrics } from './sdk-metrics.js';
-import { readSdkSpans } from './sdk-spans.js';
 import type { TracePipeline } from './trace-pipeline.js';
 
 /** What came in from SDKs since start (`engine::health::check`). */
@@ -54,10 +53,9 @@ export class TelemetryIntake {
     }
     const { traces, keepLog, metrics } = this.sinks;
     if (frame.kind === 'OTLP' && traces) {
-      const { spans, rejected } = readSdkSpans(request);
-      this.counts.spans += spans.length;
+      const { spans, rejected } = traces.ingest(request);
+      this.counts.spans += spans;
       this.counts.rejected_items += rejected;
-      traces.ingest(spans);
     } else if (frame.kind === 'LOGS' && keepLog) {
       const { records, rejected } = readSdkLogs(request);
       this.counts.logs += records.length;

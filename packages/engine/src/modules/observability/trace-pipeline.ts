@@ -4,7 +4,6 @@ import {
   AlwaysOnSampler,
   BasicTracerProvider,
   ParentBasedSampler,
-  type ReadableSpan,
   type Sampler,
   type SpanProcessor,
   TraceIdRatioBasedSampler,
@@ -13,8 +12,9 @@ import type { Logger } from '../../core/logger.js';
 import type { ObservabilityConfig } from './config.js';
 import { EngineTracer } from './engine-tracer.js';
 import type { ExportHealth } from './export-health.js';
+import { forEachSdkSpan, readableOfSdk, sdkSpanEnd, sdkSpanSize, spanOfSdk } from './sdk-spans.js';
 import { MemorySpanProcessor, OtlpSpanProcessor } from './span-processors.js';
-import { SpanStore } from './span-store.js';
+import { LazySpan, SpanStore } from './span-store.js';
 
 /** The engine's trace pipeline: the OpenTelemetry tracer provider and where its spans (and SDKs' spans) go. */
 export class TracePipeline {
@@ -23,7 +23,7 @@ export class TracePipeline {
   readonly store: SpanStore | undefined;
   /** The OTLP export's counters (`exporter: otlp | both`). */
   readonly export: ExportHealth | undefined;
-  private readonly processors: SpanProcessor[];
+  private readonly otlp: OtlpSpanProcessor | undefined;
   private readonly provider: BasicTracerProvider;
 
   constructor(config: ObservabilityConfig, resource: Record<string, string>, scopeVersion: string, logger: Logger) {
@@ -47,17 +47,26 @@ export class TracePipeline {
         },
         logger,
       );
+      this.otlp = otlp;
       this.export = otlp.health;
       processors.push(otlp);
     }
-    this.processors = processors;
     this.provider = new BasicTracerProvider({ resource: resourceFromAttributes(resource), sampler: samplerOf(config), spanProcessors: processors });
     this.tracer = new EngineTracer(this.provider.getTracer('flint', scopeVersion));
   }
 
-  /** Spans an SDK sent (already ended): they go where the engine's own go, whatever their sampling. */
-  ingest(spans: readonly ReadableSpan[]): void {
-    for (const span of spans) for (const p of this.processors) p.onEnd(span);
+  /**
+   * The spans of an SDK's `OTLP` frame (already ended, whatever their sampling): into the store as they
+   * came, and to the OTLP export as ReadableSpans. Returns how many were kept and rejected.
+   */
+  ingest(request: unknown): { spans: number; rejected: number } {
+    let spans = 0;
+    const rejected = forEachSdkSpan(request, (span) => {
+      spans++;
+      this.store?.addLazy(new LazySpan(span.traceId, sdkSpanEnd(span), span, spanOfSdk), sdkSpanSize(span));
+      this.otlp?.onEnd(readableOfSdk(span));
+    });
+    return { spans, rejected };
   }
 
   /** Sends what is queued for export (at shutdown). */
