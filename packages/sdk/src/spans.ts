@@ -23,6 +23,8 @@ export interface SpanSink {
 /** Spans held for the next frame at most, and the longest wait before a frame goes. */
 const MAX_BATCH = 256;
 const FLUSH_MS = 200;
+/** A send that found no connection is tried again after this long. */
+const RETRY_MS = 1000;
 /** Spans waiting while not connected at most; more are dropped. */
 const MAX_HELD = 2048;
 
@@ -110,6 +112,11 @@ export class SpanRecorder {
     const request = { resourceSpans: [{ resource: this.resource, scopeSpans: [{ scope: { name: '@flint/sdk' }, spans: this.batch }] }] };
     const frame = Buffer.from(`OTLP${JSON.stringify(request)}`, 'utf8');
     if (this.sink.sendTelemetry(frame)) this.batch = [];
+    else {
+      // Not connected: try again a little later (the spans stay held, up to MAX_HELD).
+      this.timer = setTimeout(() => this.flush(), RETRY_MS);
+      this.timer.unref();
+    }
   }
 
   private newSpanId(): string {

@@ -105,7 +105,7 @@ export class ModuleScope {
       channels: core.channels,
       telemetry: {
         frames: () => core.telemetry.frames(),
-        subscribe: (listener) => own(core.telemetry.subscribe(listener)),
+        subscribe: (listener, options) => own(core.telemetry.subscribe(listener, options)),
       },
       listen: async (options) => {
         const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;

@@ -33,6 +33,8 @@ export class TelemetryBuffer implements TelemetrySource {
   /** Bytes of the frames in `buffer` (each charged its length on the wire, prefix included). */
   private bytes = 0;
   private readonly listeners = new Set<(frame: TelemetryFrame) => void>();
+  /** Subscribers that want frames kept for `frames()`. */
+  private keepers = 0;
   private droppedFrames = 0;
   private droppedBytes = 0;
   private toldOnce = false;
@@ -59,11 +61,11 @@ export class TelemetryBuffer implements TelemetrySource {
       this.drop(1, data.length);
       return true;
     }
-    const keep = data.length <= this.limits.maxBytes;
+    const keep = this.keepers > 0 && data.length <= this.limits.maxBytes;
     const payload = data.subarray(4);
     const frame: TelemetryFrame = { kind: prefix as TelemetryKind, payload: keep ? detach(payload) : payload, receivedAt: Date.now() };
     if (keep) this.keep(frame, data.length);
-    else this.drop(1, data.length);
+    else if (this.keepers > 0) this.drop(1, data.length);
     for (const listener of this.listeners) {
       try {
         listener(frame);
@@ -78,12 +80,16 @@ export class TelemetryBuffer implements TelemetrySource {
     return this.buffer;
   }
 
-  subscribe(listener: (frame: TelemetryFrame) => void): () => void {
+  subscribe(listener: (frame: TelemetryFrame) => void, options: { keepFrames?: boolean } = {}): () => void {
     const own = (frame: TelemetryFrame) => listener(frame);
+    const keeps = options.keepFrames !== false;
     this.listeners.add(own);
+    if (keeps) this.keepers++;
     return () => {
-      if (!this.listeners.delete(own) || this.listeners.size > 0) return;
-      // Nothing consumes telemetry any more: let go of what was kept for it.
+      if (!this.listeners.delete(own)) return;
+      if (keeps) this.keepers--;
+      if (this.keepers > 0) return;
+      // Nothing wants frames kept any more: let go of what was kept.
       this.buffer = [];
       this.bytes = 0;
     };

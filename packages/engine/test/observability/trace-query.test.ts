@@ -19,7 +19,7 @@ import { thrownBy } from '../support/util.js';
  *               late-child     api      ok     1510–1520
  *             retry-callback   Billing  ok     1700–1748
  *   and the engine's own: engine::state::set (function_id engine::…), housekeeping (kind internal),
- *   flint::cron::tick (function_id flint::…).
+ *   engine::cron::tick (function_id engine::…).
  *
  * Times are nanoseconds in a JS number: the instants used at a duration boundary are multiples of 4 ms,
  * which the number holds exactly (T0 is a multiple of 2^11 ms).
@@ -96,12 +96,12 @@ function fixture(): SpanStore {
     span({
       trace_id: 'tick',
       span_id: 'tick-root',
-      name: 'flint::cron::tick',
+      name: 'engine::cron::tick',
       service: 'flint',
       status: 'ok',
       start: 450,
       end: 451,
-      attributes: [['function_id', 'flint::cron::tick']],
+      attributes: [['function_id', 'engine::cron::tick']],
     }),
     span({
       trace_id: 'queue',
@@ -160,7 +160,7 @@ describe('listTraces: which spans are rows', () => {
     expect(listTraces(store, { trace_id: 'missing' })).toEqual({ spans: [], total: 0, offset: 0, limit: 100 });
   });
 
-  test('include_internal: the engine’s own traces (kind internal, function id engine:: or flint::) only when asked', () => {
+  test('include_internal: the engine’s own traces (kind internal, function id engine::) only when asked', () => {
     expect(list({ include_internal: true })).toEqual(['get-root', 'post-root', 'engine-root', 'house-root', 'tick-root', 'queue-root', 'late', 'retry']);
     expect(list({ include_internal: false })).toEqual(USER_ROOTS);
     expect(list({ trace_id: 'engine' })).toEqual([]);
@@ -170,7 +170,8 @@ describe('listTraces: which spans are rows', () => {
   test('isInternalSpan: the prefix must start the function id; other kinds are not internal', () => {
     const withAttributes = (attributes: [string, string][]) => isInternalSpan(span({ trace_id: 't', span_id: 's', attributes }));
     expect(withAttributes([['function_id', 'engine::queue::push']])).toBe(true);
-    expect(withAttributes([['function_id', 'flint::http::route']])).toBe(true);
+    // flint:: functions (publish, redrive, Trigger Now) are work an application asks for: not internal.
+    expect(withAttributes([['function_id', 'flint::durable::publish']])).toBe(false);
     expect(withAttributes([['flint.function.kind', 'internal']])).toBe(true);
     expect(withAttributes([['function_id', 'my_engine::drain']])).toBe(false);
     expect(withAttributes([['function_id', 'engine:single-colon']])).toBe(false);

@@ -56,7 +56,8 @@ export interface TelemetrySource {
   /**
    * Consumes telemetry: `listener` gets each new frame, and frames are kept for `frames()`, until the
    * returned function is called (or the module stops). When the last subscription ends, the kept
-   * frames are let go.
+   * frames are let go. With `keepFrames: false` the subscriber only reads frames as they come (and must
+   * not hold on to their payload): frames are kept only while some subscriber asks for them.
    */
-  subscribe(listener: (frame: TelemetryFrame) => void): () => void;
+  subscribe(listener: (frame: TelemetryFrame) => void, options?: { keepFrames?: boolean }): () => void;
 }

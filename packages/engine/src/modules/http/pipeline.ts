@@ -98,7 +98,7 @@ export class HttpPipeline {
       traceparent: typeof traceparent === 'string' ? traceparent : undefined,
       baggage: typeof baggage === 'string' ? baggage : undefined,
       name: `${method} ${route.pattern}`,
-      attributes: { 'http.request.method': method, 'http.route': route.pattern, 'url.path': path, 'server.port': this.config.port },
+      attributes: { 'http.request.method': method, 'http.route': route.pattern, 'url.path': path, 'server.port': req.socket.localPort ?? this.config.port },
     });
     return firing.observed ? endWhenAnswered(firing, res) : firing;
   }

@@ -6,18 +6,16 @@ import type { InvocationEnd, InvocationEvent, InvocationTracer, TraceScope } fro
 const FAAS_TRIGGER: Readonly<Record<string, string>> = {
   http: 'http',
   'durable:subscriber': 'pubsub',
-  queue: 'pubsub',
+  enqueue: 'pubsub',
   cron: 'timer',
   state: 'datasource',
-  stream: 'datasource',
 };
 
-/** Firings of these trigger types open spans of these kinds; the rest are internal. */
+/** Firings of these trigger types open spans of these kinds (a message delivery consumes); the rest are internal. */
 const FIRING_KIND: Readonly<Record<string, SpanKind>> = {
   http: SpanKind.SERVER,
   'durable:subscriber': SpanKind.CONSUMER,
-  queue: SpanKind.CONSUMER,
-  cron: SpanKind.PRODUCER,
+  enqueue: SpanKind.CONSUMER,
 };
 
 /**

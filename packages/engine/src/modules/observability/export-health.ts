@@ -2,6 +2,7 @@ import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import type { Logger } from '../../core/logger.js';
 import { errorMessage } from '../../lib/errors.js';
 import { LogThrottle } from '../../lib/log-throttle.js';
+import { MinuteCounter } from './minute-counter.js';
 
 /** A failing export is logged at most this often, with running totals. */
 const FAILURE_LOG_INTERVAL_MS = 60_000;
@@ -14,8 +15,9 @@ export interface ExportReport {
   exported: number;
   /** Items in exports that failed (after the exporter's own bounded retries). */
   failed: number;
-  /** Items dropped before export because the queue was full (a slow or absent collector). */
+  /** Items dropped before export because the queue was full (a slow or absent collector), since start and in the last minute. */
   dropped: number;
+  dropped_last_minute: number;
   /** Items waiting to be exported or in an export under way. */
   queued: number;
   last_error?: string;
@@ -36,6 +38,7 @@ export class ExportHealth {
   private lastError: string | undefined;
   private lastSuccessAt: number | undefined;
   private readonly failureLog = new LogThrottle(FAILURE_LOG_INTERVAL_MS);
+  private readonly recentDrops = new MinuteCounter();
 
   constructor(
     private readonly what: 'spans' | 'logs',
@@ -48,6 +51,7 @@ export class ExportHealth {
   admit(): boolean {
     if (this.queued >= this.maxQueued) {
       this.dropped++;
+      this.recentDrops.add();
       return false;
     }
     this.queued++;
@@ -71,6 +75,7 @@ export class ExportHealth {
       exported: this.exported,
       failed: this.failed,
       dropped: this.dropped,
+      dropped_last_minute: this.recentDrops.count(),
       queued: this.queued,
     };
     if (this.lastError !== undefined) report.last_error = this.lastError;

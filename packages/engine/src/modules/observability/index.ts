@@ -121,6 +121,8 @@ class ObservabilityModule implements EngineModule {
       spanExport: () => traces?.export?.report(),
       logExport: () => logExport?.health.report(),
       intake: intake.counts,
+      intakeRejectedRecently: () => intake.rejectedRecently(),
+      logsEnabled: c.logs_enabled,
       tracingEnabled: c.enabled,
       exporter: c.exporter,
       prometheusUrl: () => prometheusUrl,
@@ -135,8 +137,7 @@ class ObservabilityModule implements EngineModule {
       this.sweep.unref?.();
     }
     if (prometheus && c.prometheus) {
-      await prometheus.listen(ctx, c.prometheus.host, c.prometheus.port);
-      prometheusUrl = `http://${c.prometheus.host}:${c.prometheus.port}/metrics`;
+      prometheusUrl = await prometheus.listen(ctx, c.prometheus.host, c.prometheus.port);
     }
   }
 

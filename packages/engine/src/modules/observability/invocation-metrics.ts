@@ -16,7 +16,9 @@ export type InvocationSink = (functionId: string, triggerType: string, durationM
 
 /**
  * Invocation counts per function and trigger type, calls in flight and recent durations, kept by the
- * invocation hooks: a few additions per call, nothing allocated once a function has been seen.
+ * invocation hooks: a few additions per call, nothing allocated once a function has been seen. The
+ * engine's own functions (`engine::*`: listings, log calls, the console's and the scrapes' queries) are
+ * left out, as they are from tracing.
  */
 export class InvocationMetrics implements InvocationHooks {
   readonly all: CallCounts = { total: 0, success: 0, error: 0 };
@@ -30,7 +32,7 @@ export class InvocationMetrics implements InvocationHooks {
   constructor(private readonly sink?: InvocationSink) {}
 
   onStart(event: InvocationEvent): void {
-    if (event.kind === 'invocation') this.inFlight++;
+    if (event.kind === 'invocation' && !isEngineFunction(event.functionId)) this.inFlight++;
   }
 
   onEnd(event: InvocationEvent, end: InvocationEnd): void {
@@ -81,6 +83,7 @@ export class InvocationMetrics implements InvocationHooks {
       if (end.skipped) f.skipped++;
       return;
     }
+    if (isEngineFunction(event.functionId)) return;
     this.inFlight--;
     count(this.all, error);
     let c = this.byFunction.get(event.functionId);
@@ -101,3 +104,5 @@ function count(c: CallCounts, error: ErrorBody | undefined): void {
 }
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
+
+const isEngineFunction = (functionId: string) => functionId.startsWith('engine::');

@@ -40,7 +40,10 @@ export class OtlpLogExport {
       severityNumber: record.severity_number,
       severityText: record.severity_text,
       body: record.body,
-      resource: this.resourceOf(record.resource),
+      // A worker's record has the engine's resource and its own service: the service goes with it.
+      resource: this.resourceOf(
+        record.resource['service.name'] === record.service_name ? record.resource : { ...record.resource, 'service.name': record.service_name },
+      ),
       instrumentationScope: { name: record.instrumentation_scope_name ?? 'flint', version: record.instrumentation_scope_version },
       attributes: record.attributes as ReadableLogRecord['attributes'],
       droppedAttributesCount: 0,

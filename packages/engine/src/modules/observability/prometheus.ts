@@ -77,8 +77,8 @@ export class PrometheusMetrics {
     );
   }
 
-  /** Serves `GET /metrics` on `host:port` through the module's context. */
-  async listen(ctx: ModuleContext, host: string, port: number): Promise<void> {
+  /** Serves `GET /metrics` on `host:port` through the module's context; resolves with the endpoint's URL. */
+  async listen(ctx: ModuleContext, host: string, port: number): Promise<string> {
     const server = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
       if (req.method === 'GET' && path === '/metrics') return this.exporter.getMetricsRequestHandler(req, res);
@@ -86,7 +86,8 @@ export class PrometheusMetrics {
         .writeHead(404, { 'content-type': 'application/json' })
         .end(JSON.stringify({ error: 'not found: the metrics are at GET /metrics', code: 'route_not_found' }));
     });
-    await ctx.listen({ name: 'prometheus', server, host, port, portKey: 'prometheus.port' });
+    const bound = await ctx.listen({ name: 'prometheus', server, host, port, portKey: 'prometheus.port' });
+    return `${bound.url}/metrics`;
   }
 
   shutdown(): Promise<void> {

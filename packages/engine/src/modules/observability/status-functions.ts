@@ -20,6 +20,9 @@ export interface StatusSources {
   spanExport: () => ExportReport | undefined;
   logExport: () => ExportReport | undefined;
   intake: IntakeCounts;
+  /** A frame was rejected in the last minute. */
+  intakeRejectedRecently: () => boolean;
+  logsEnabled: boolean;
   tracingEnabled: boolean;
   exporter: string;
   prometheusUrl: () => string | undefined;
@@ -77,11 +80,13 @@ export function registerStatusFunctions(ctx: ModuleContext, s: StatusSources): v
           : { status: 'disabled', details: { reason: 'enabled: false' } },
         logs: s.logs
           ? { status: 'healthy', details: s.logs.stats() as unknown as Record<string, unknown> }
-          : { status: 'disabled', details: { reason: 'logs_enabled: false' } },
+          : s.logsEnabled
+            ? { status: 'healthy', details: { store: null, reason: 'logs_exporter: otlp (records are exported, not kept)' } }
+            : { status: 'disabled', details: { reason: 'logs_enabled: false' } },
         metrics: s.invocations
           ? { status: 'healthy', details: { prometheus: s.prometheusUrl() ?? null, sdk_points: s.sdkMetrics?.size ?? 0 } }
           : { status: 'disabled', details: { reason: 'metrics_enabled: false' } },
-        telemetry_intake: { status: s.intake.rejected_frames > 0 ? 'degraded' : 'healthy', details: { ...s.intake } },
+        telemetry_intake: { status: s.intakeRejectedRecently() ? 'degraded' : 'healthy', details: { ...s.intake } },
       };
       if (spanExport) components.span_export = { status: exportStatus(spanExport), details: { ...spanExport } };
       if (logExport) components.log_export = { status: exportStatus(logExport), details: { ...logExport } };
@@ -92,10 +97,10 @@ export function registerStatusFunctions(ctx: ModuleContext, s: StatusSources): v
   );
 }
 
-/** A failing export is unhealthy; one that dropped items (a full queue) but works is degraded. */
+/** A failing export is unhealthy; one that works but dropped items (a full queue) in the last minute is degraded. */
 function exportStatus(r: ExportReport): string {
   if (r.state === 'failing') return 'unhealthy';
-  return r.dropped > 0 ? 'degraded' : 'healthy';
+  return r.dropped_last_minute > 0 ? 'degraded' : 'healthy';
 }
 
 function queryOf(input: unknown): { metric_name?: string; start_time?: number; end_time?: number } {

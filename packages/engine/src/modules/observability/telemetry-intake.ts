@@ -2,6 +2,7 @@ import type { ModuleContext, TelemetryFrame } from '../../core/module-api.js';
 import { errorMessage } from '../../lib/errors.js';
 import { LogThrottle } from '../../lib/log-throttle.js';
 import type { StoredLogRecord } from './log-record.js';
+import { MinuteCounter } from './minute-counter.js';
 import { readSdkLogs } from './sdk-logs.js';
 import { type SdkMetricStore, readSdkMetrics } from './sdk-metrics.js';
 import type { TracePipeline } from './trace-pipeline.js';
@@ -26,14 +27,27 @@ export interface IntakeCounts {
 export class TelemetryIntake {
   readonly counts: IntakeCounts = { frames: 0, spans: 0, logs: 0, metric_points: 0, rejected_frames: 0, rejected_items: 0 };
   private readonly badFrameLog = new LogThrottle(60_000);
+  private readonly recentRejects = new MinuteCounter();
 
   constructor(
     private readonly ctx: ModuleContext,
     private readonly sinks: { traces?: TracePipeline; keepLog?: (record: StoredLogRecord) => void; metrics?: SdkMetricStore },
   ) {}
 
+  /** A frame, or an item of one, was rejected in the last minute. */
+  rejectedRecently(): boolean {
+    return this.recentRejects.count() > 0;
+  }
+
   start(): void {
-    this.ctx.telemetry.subscribe((frame) => this.take(frame));
+    // Each frame is read as it comes (nothing here holds on to it): the engine need not keep frames for us.
+    this.ctx.telemetry.subscribe((frame) => this.take(frame), { keepFrames: false });
+  }
+
+  private reject(items: number): void {
+    if (items === 0) return;
+    this.counts.rejected_items += items;
+    this.recentRejects.add(items);
   }
 
   private take(frame: TelemetryFrame): void {
@@ -43,6 +57,7 @@ export class TelemetryIntake {
       request = JSON.parse(frame.payload.toString('utf8'));
     } catch (err) {
       this.counts.rejected_frames++;
+      this.recentRejects.add();
       if (this.badFrameLog.due()) {
         this.ctx.logger.warn(
           { kind: frame.kind, rejected_frames: this.counts.rejected_frames },
@@ -55,11 +70,11 @@ export class TelemetryIntake {
     if (frame.kind === 'OTLP' && traces) {
       const { spans, rejected } = traces.ingest(request);
       this.counts.spans += spans;
-      this.counts.rejected_items += rejected;
+      this.reject(rejected);
     } else if (frame.kind === 'LOGS' && keepLog) {
       const { records, rejected } = readSdkLogs(request);
       this.counts.logs += records.length;
-      this.counts.rejected_items += rejected;
+      this.reject(rejected);
       for (const record of records) keepLog(record);
     } else if (frame.kind === 'MTRC' && metrics) {
       const points = readSdkMetrics(request);

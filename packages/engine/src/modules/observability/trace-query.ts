@@ -63,11 +63,14 @@ export function traceTree(store: SpanStore, traceId: string): { roots: SpanTreeN
   return { roots };
 }
 
-/** True for a span of the engine's own work: kind `internal`, or a function id under `engine::` or `flint::`. */
+/**
+ * True for a span of the engine's own work: kind `internal`, or a function id under `engine::`. (`flint::`
+ * functions such as flint::durable::publish are work an application asks for: their traces show.)
+ */
 export function isInternalSpan(span: Span): boolean {
   for (const [key, value] of span.attributes) {
     if (key === 'flint.function.kind' && value === 'internal') return true;
-    if (key === 'function_id' && (value.startsWith('engine::') || value.startsWith('flint::'))) return true;
+    if (key === 'function_id' && value.startsWith('engine::')) return true;
   }
   return false;
 }
