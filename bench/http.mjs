@@ -3,12 +3,18 @@
 //
 //   processes: this one (autocannon) | engine child (flint-http, 1 route)     | http-worker child (1 route)
 //              this one (autocannon) | engine child (flint-http, 1,000 routes) | http-worker child (1,000 routes)
+//              this one (autocannon) | engine child (flint-http + flint-observability, 1 route) | http-worker child
 //              this one (autocannon) | bare node:http server child
 //
 // Cases (connections = requests in flight; one request per connection at a time, keep-alive):
 //   64 connections: bare, Flint with 1 route, Flint with 1,000 routes registered (requests all to the
 //                   measured route), and the same engine with requests spread over all 1,000 routes;
 //   16, 8 connections and 1 connection: bare and Flint with 1 route (p50 at 8 vs 1: Nagle/delayed-ACK check).
+// Tracing cost: at 64 (BENCH_HTTP_CONNECTIONS) and 8 connections, also "Flint, 1 route, traced": an engine
+// with flint-http plus flint-observability (a span per request and invocation, memory exporter, every
+// trace sampled; the worker's SDK then records its own span per call and sends it, its default, which
+// BENCH_WORKER_SPANS=0 turns off), in the same alternating rounds; "Flint, 1 route" (flint-http only) is
+// the without. BENCH_TRACING=0 skips it.
 // Each system gets BENCH_SECONDS (default 10) of measurement per case, split into BENCH_ROUNDS
 // (default 5) autocannon runs whose order alternates (bare, Flint …, then … Flint, bare) so background
 // load hits all of them alike; before its first round at a case each system gets an unrecorded
@@ -18,13 +24,14 @@
 // over the rounds.
 //
 // Env: BENCH_SECONDS (10), BENCH_ROUNDS (5), BENCH_WARMUP_MS (3000), BENCH_HTTP_ROUTES (1000),
-//      BENCH_HTTP_CONNECTIONS (64), BENCH_CPU_PROF=<dir> (profile the children), BENCH_STRICT=1.
+//      BENCH_HTTP_CONNECTIONS (64), BENCH_CPU_PROF=<dir> (profile the children), BENCH_STRICT=1, BENCH_TRACING=0.
 import { deepStrictEqual } from 'node:assert';
 import { fileURLToPath } from 'node:url';
 import { load } from './support/autocannon.mjs';
 import { HELLO, HELLO_PATH, routePaths } from './support/http-shared.mjs';
 import { benchSeconds, fixed, percentile, printTable, round } from './support/measure.mjs';
 import { childExecArgv, request, startChild, stopChild } from './support/proc.mjs';
+import { OBSERVABILITY, expectTracing } from './support/tracing.mjs';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const envNumber = (name, fallback) => {
@@ -37,6 +44,7 @@ const warmupMs = Number(process.env.BENCH_WARMUP_MS ?? 3000);
 const ROUTES = Math.max(2, Math.floor(envNumber('BENCH_HTTP_ROUTES', 1000)));
 const CONNECTIONS = Math.floor(envNumber('BENCH_HTTP_CONNECTIONS', 64));
 const roundSeconds = Math.max(0.1, Math.round((seconds / rounds) * 10) / 10);
+const withTracing = process.env.BENCH_TRACING !== '0';
 
 const children = [];
 const start = async (file, opts) => {
@@ -44,14 +52,16 @@ const start = async (file, opts) => {
   children.push(handle);
   return handle;
 };
+// The engines' modules: flint-http alone; the traced engine of the tracing-cost rows adds flint-observability.
 const httpModules = [{ name: 'flint-http', config: { port: 0 } }];
+const tracedModules = [...httpModules, OBSERVABILITY];
 
-/** An engine with flint-http plus a worker registering `routes` routes; resolves with the http base URL. */
-async function flint(routes) {
-  const role = `${routes}-route${routes === 1 ? '' : 's'}`;
+/** An engine with flint-http (plus flint-observability when `traced`) and a worker registering `routes` routes; resolves with the http base URL. */
+async function flint(routes, { traced = false } = {}) {
+  const role = `${routes}-route${routes === 1 ? '' : 's'}${traced ? '-traced' : ''}`;
   const engine = await start('./support/engine-process.mjs', {
     name: `engine-${role}`,
-    env: { BENCH_ENGINE_CONFIG: JSON.stringify({ modules: httpModules }) },
+    env: { BENCH_ENGINE_CONFIG: JSON.stringify({ modules: traced ? tracedModules : httpModules }) },
     execArgv: childExecArgv(`engine-${role}`),
   });
   const worker = await start('./support/http-worker.mjs', {
@@ -61,13 +71,15 @@ async function flint(routes) {
   });
   const base = engine.info.listeners.find((l) => l.name === 'http')?.url;
   if (!base) throw new Error('the engine reports no http listener');
-  return { base, processes: [engine, worker] };
+  await expectTracing(engine, traced);
+  return { base, engine, processes: [engine, worker] };
 }
 
 try {
   const bare = await start('./support/bare-http-server.mjs', { name: 'bare-http', execArgv: childExecArgv('bare-http') });
   const one = await flint(1);
   const many = await flint(ROUTES);
+  const traced = withTracing ? await flint(1, { traced: true }) : undefined;
   const spread = routePaths(ROUTES).map((r) => ({ method: 'GET', path: r.path }));
   for (const [base, path] of [
     [bare.info.url, HELLO_PATH],
@@ -76,6 +88,7 @@ try {
     [many.base, spread[1].path],
     [many.base, spread[2].path],
     [many.base, spread.at(-1).path],
+    ...(traced ? [[traced.base, HELLO_PATH]] : []),
   ]) {
     const res = await fetch(base + path);
     if (res.status !== 200) throw new Error(`GET ${base}${path}: ${res.status} ${await res.text()}`);
@@ -87,11 +100,13 @@ try {
     flint: { label: 'Flint, 1 route', url: one.base + HELLO_PATH, processes: one.processes },
     flint1k: { label: `Flint, ${ROUTES} routes`, url: many.base + HELLO_PATH, processes: many.processes },
     flint1kSpread: { label: `Flint, ${ROUTES} routes, spread`, url: many.base, requests: spread, processes: many.processes },
+    ...(traced ? { flintTraced: { label: 'Flint, 1 route, traced', url: traced.base + HELLO_PATH, processes: traced.processes } } : {}),
   };
+  const tracedCase = traced ? ['flintTraced'] : [];
   const cases = [
-    { connections: CONNECTIONS, systems: ['bare', 'flint', 'flint1k', 'flint1kSpread'] },
+    { connections: CONNECTIONS, systems: ['bare', 'flint', 'flint1k', 'flint1kSpread', ...tracedCase] },
     { connections: 16, systems: ['bare', 'flint'] },
-    { connections: 8, systems: ['bare', 'flint'] },
+    { connections: 8, systems: ['bare', 'flint', ...tracedCase] },
     { connections: 1, systems: ['bare', 'flint'] },
   ];
   // CPU time so far (ms): [this process (autocannon), server or engine, worker]
@@ -158,8 +173,10 @@ try {
     `\nbench/http: GET ${HELLO_PATH} (${JSON.stringify(HELLO).length}-byte JSON), autocannon keep-alive connections, ${seconds} s per case and system in ${rounds} alternating rounds, ${warmupMs} ms warm-up (latencies in ms)`,
   );
   console.log(
-    `Flint = autocannon → engine (flint-http) → worker process and back; bare = autocannon → node:http server. "spread": requests cycle through all ${ROUTES} routes\n`,
+    `Flint = autocannon → engine (flint-http) → worker process and back; bare = autocannon → node:http server. "spread": requests cycle through all ${ROUTES} routes`,
   );
+  if (traced) console.log('"traced": the engine also loads flint-observability (enabled, memory exporter, sampling_ratio 1)');
+  console.log('');
   const rows = [];
   for (const r of results) {
     const bareRps = r.summary.bare.rps;
@@ -208,6 +225,61 @@ try {
     const v = at(8).flint.p50 / at(1).flint.p50;
     targets.push({ name: 'p50 at 8 connections ≤ 3 × p50 at 1 connection', value: v, limit: 3, met: v <= 3 });
   }
+  const tracing = results
+    .filter((r) => r.summary.flintTraced)
+    .map((r) => ({
+      connections: r.connections,
+      without: r.summary.flint,
+      with: r.summary.flintTraced,
+      ratio: r.summary.flintTraced.rps / r.summary.flint.rps,
+    }));
+  let spanStore;
+  if (tracing.length > 0) {
+    spanStore = await expectTracing(traced.engine, true);
+    console.log(
+      `\ntracing cost: Flint, 1 route, engine modules ${JSON.stringify(httpModules)} (without) vs ${JSON.stringify(tracedModules)} (with); latencies in ms\n`,
+    );
+    printTable(
+      [
+        'conns',
+        'without req/s',
+        'with req/s',
+        'with/without',
+        'without p50',
+        'with p50',
+        'without p99',
+        'with p99',
+        'engine CPU µs/req without',
+        'with',
+        'worker CPU µs/req without',
+        'with',
+      ],
+      tracing.map((t) => [
+        t.connections,
+        fixed(t.without.rps),
+        fixed(t.with.rps),
+        fixed(t.ratio, 2),
+        fixed(t.without.p50, 2),
+        fixed(t.with.p50, 2),
+        fixed(t.without.p99, 2),
+        fixed(t.with.p99, 2),
+        fixed(t.without.cpuUs[1], 0),
+        fixed(t.with.cpuUs[1], 0),
+        fixed(t.without.cpuUs[2], 0),
+        fixed(t.with.cpuUs[2], 0),
+      ]),
+    );
+    console.log(
+      `(traced engine's span store at the end: ${spanStore.spans} spans in ${spanStore.traces} traces; ${spanStore.dropped_by_count} dropped by the count cap, ${spanStore.dropped_by_bytes} by the byte cap)`,
+    );
+    for (const t of tracing)
+      targets.push({
+        name: `tracing every request costs ≤ 15% throughput at ${t.connections} connections (with/without ≥ 0.85)`,
+        value: t.ratio,
+        limit: 0.85,
+        met: t.ratio >= 0.85,
+      });
+  }
   const errors = results.reduce((n, r) => n + Object.values(r.summary).reduce((m, s) => m + s.bad, 0), 0);
   console.log('\ntargets:');
   for (const t of targets) console.log(`  ${t.met ? 'MET   ' : 'MISSED'} ${t.name}: ${fixed(t.value, 2)}`);
@@ -231,6 +303,14 @@ try {
     rounds,
     warmupMs,
     routes: ROUTES,
+    engineModules: httpModules,
+    tracing: traced
+      ? {
+          modules: { without: httpModules, with: tracedModules },
+          cases: tracing.map((t) => ({ connections: t.connections, ratio: round(t.ratio, 3) })),
+          spanStore,
+        }
+      : undefined,
     cases: results.map((r) => ({
       connections: r.connections,
       systems: Object.fromEntries(

@@ -10,15 +10,31 @@
 // load hits all of them alike; each system warms up for BENCH_WARMUP_MS before its first round at a
 // level and for 200 ms before the others.
 //
+// Engine config: the cases above run an engine with `modules: []` (the engine core alone, which serves
+// worker → worker calls; no flint-observability). The relay traces nothing and keeps no metrics, so
+// that engine is the fair comparison with it, and with the bare echo.
+//
+// Tracing cost: then, at BENCH_TRACING_LEVELS (default 1 and 16 in flight), the same echo through that
+// engine and through a second one whose modules add flint-observability (a span per invocation, memory
+// exporter, every trace sampled; its own echo worker, its own caller in this process), in alternating
+// rounds like the cases above: calls/s, p50, and CPU per call of each process, with and without. With
+// a sampled trace the echo worker's SDK records a span of its own per call and sends it to the engine
+// (its default `spans: true`); BENCH_WORKER_SPANS=0 turns that off, to tell the two costs apart.
+//
+//   processes: this one (second caller) | engine-traced child | echo-worker-traced child
+//
 // Env: BENCH_SECONDS (measurement per level and system, default 5), BENCH_ROUNDS (default 5),
 //      BENCH_WARMUP_MS (default 1000), BENCH_LEVELS (default "1,4,16,32,128"), BENCH_RELAY=0 (skip the relay),
 //      BENCH_CPU_PROF=<dir> (profile the child processes), BENCH_STRICT=1 (exit 1 when a target is missed),
-//      BENCH_VALIDATE=0 (skip the informational run of the same echo with payload validation on).
+//      BENCH_VALIDATE=0 (skip the informational run of the same echo with payload validation on),
+//      BENCH_TRACING_LEVELS (default "1,16"), BENCH_TRACING=0 (skip the tracing-cost comparison),
+//      BENCH_WORKER_SPANS=0 (the echo workers record no spans of their own).
 import { deepStrictEqual } from 'node:assert';
 import { fileURLToPath } from 'node:url';
 import { registerWorker } from '@flint/sdk';
 import { RawEchoClient, benchSeconds, closedLoop, fixed, printTable, round, summarize } from './support/measure.mjs';
 import { childExecArgv, request, startChild, stopChild } from './support/proc.mjs';
+import { OBSERVABILITY, expectTracing } from './support/tracing.mjs';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const seconds = benchSeconds(5);
@@ -27,6 +43,18 @@ const rounds = Math.max(1, Math.floor(Number(process.env.BENCH_ROUNDS ?? 5)) || 
 const levels = (process.env.BENCH_LEVELS ?? '1,4,16,32,128').split(',').map(Number);
 const withRelay = process.env.BENCH_RELAY !== '0';
 const withValidation = process.env.BENCH_VALIDATE !== '0';
+const tracingLevels =
+  process.env.BENCH_TRACING === '0'
+    ? []
+    : (process.env.BENCH_TRACING_LEVELS ?? '1,16')
+        .split(',')
+        .map(Number)
+        .filter((n) => Number.isInteger(n) && n > 0);
+// The engine of the cases measured against the baselines: the core alone (worker → worker calls need
+// no module), i.e. without flint-observability, like the relay, which traces nothing.
+const PLAIN_MODULES = [];
+// The traced engine of the tracing-cost comparison: the same modules plus flint-observability.
+const TRACED_MODULES = [...PLAIN_MODULES, OBSERVABILITY];
 const payload = { text: 'hello flint', n: 42, ok: true, tags: ['a', 'b'] };
 const FUNCTION_ID = 'bench::echo';
 const VALIDATED_ID = 'bench::echo-validated';
@@ -38,17 +66,35 @@ const start = async (file, opts) => {
   return handle;
 };
 
-let caller;
+/** An engine child with `modules`, an echo worker child on it and a caller worker in this process. */
+async function flint(suffix, modules) {
+  const engine = await start('./support/engine-process.mjs', {
+    name: `engine${suffix}`,
+    env: { BENCH_ENGINE_CONFIG: JSON.stringify({ modules }) },
+    execArgv: childExecArgv(`engine${suffix}`),
+  });
+  const echoWorker = await start('./support/echo-worker.mjs', {
+    name: `echo-worker${suffix}`,
+    args: [engine.info.url],
+    execArgv: childExecArgv(`echo-worker${suffix}`),
+  });
+  const caller = registerWorker(engine.info.url, { workerName: `bench-caller${suffix}`, announce: false });
+  callers.push(caller);
+  await caller.waitConnected();
+  await waitForFunction(caller, FUNCTION_ID);
+  deepStrictEqual(await caller.trigger({ function_id: FUNCTION_ID, payload }), payload);
+  return { engine, echoWorker, caller };
+}
+
+const callers = [];
 let raw;
 let relayClient;
 try {
   // Flint: engine and echo worker each in their own process; the caller is this process.
-  const engine = await start('./support/engine-process.mjs', { name: 'engine', execArgv: childExecArgv('engine') });
-  const echoWorker = await start('./support/echo-worker.mjs', { name: 'echo-worker', args: [engine.info.url], execArgv: childExecArgv('echo-worker') });
-  caller = registerWorker(engine.info.url, { workerName: 'bench-caller', announce: false });
-  await caller.waitConnected();
-  await waitForFunction(caller, FUNCTION_ID);
-  deepStrictEqual(await caller.trigger({ function_id: FUNCTION_ID, payload }), payload);
+  const { engine, echoWorker, caller } = await flint('', PLAIN_MODULES);
+  await expectTracing(engine, false);
+  const traced = tracingLevels.length > 0 ? await flint('-traced', TRACED_MODULES) : undefined;
+  if (traced) await expectTracing(traced.engine, true);
 
   // Baseline: bare ws echo server, and (informational) a bare ws relay in front of a second one.
   const echo = await start('./support/ws-echo-server.mjs', { name: 'ws-echo', execArgv: childExecArgv('ws-echo') });
@@ -79,13 +125,16 @@ try {
     return [(user + sys) / 1000, await child(system.router), await child(system.end)];
   };
 
-  const results = [];
-  for (const inFlight of levels) {
-    process.stderr.write(`  invoke: ${inFlight} in flight, ${rounds} round${rounds === 1 ? '' : 's'}:`);
-    const samples = Object.fromEntries(systems.map((s) => [s.name, []]));
-    const cpu = Object.fromEntries(systems.map((s) => [s.name, { ms: [0, 0, 0], calls: 0 }]));
+  /**
+   * Measures `list` (systems) at `inFlight` calls in flight in alternating rounds. Returns the raw
+   * closedLoop samples by system name and the CPU µs per call by name: [caller, router, echo end].
+   */
+  const measure = async (what, inFlight, list) => {
+    process.stderr.write(`  ${what}: ${inFlight} in flight, ${rounds} round${rounds === 1 ? '' : 's'}:`);
+    const samples = Object.fromEntries(list.map((s) => [s.name, []]));
+    const cpu = Object.fromEntries(list.map((s) => [s.name, { ms: [0, 0, 0], calls: 0 }]));
     for (let roundNo = 0; roundNo < rounds; roundNo++) {
-      const order = roundNo % 2 === 0 ? systems : [...systems].reverse();
+      const order = roundNo % 2 === 0 ? list : [...list].reverse();
       for (const system of order) {
         const cpuBefore = await cpuOf(system);
         const sample = await closedLoop(system.call, {
@@ -101,10 +150,15 @@ try {
       process.stderr.write(` ${roundNo + 1}`);
     }
     process.stderr.write('\n');
+    const cpuUs = Object.fromEntries(Object.entries(cpu).map(([name, c]) => [name, c.ms.map((ms) => (ms * 1000) / c.calls)]));
+    return { samples, cpuUs };
+  };
+
+  const results = [];
+  for (const inFlight of levels) {
+    const { samples, cpuUs } = await measure('invoke', inFlight, systems);
     const flint = summarize(samples.flint);
     const baseline = summarize(samples.baseline);
-    // µs of CPU per call: [caller, router, echo end]
-    const cpuUs = Object.fromEntries(Object.entries(cpu).map(([name, c]) => [name, c.ms.map((ms) => (ms * 1000) / c.calls)]));
     results.push({
       inFlight,
       flint,
@@ -117,10 +171,40 @@ try {
     });
   }
 
+  // Tracing cost: the engine above (no flint-observability) against the traced one, alternating.
+  const tracing = [];
+  let spanStore;
+  if (traced) {
+    const plainSystem = systems.find((s) => s.name === 'flint');
+    const tracedSystem = {
+      name: 'traced',
+      call: () => traced.caller.trigger({ function_id: FUNCTION_ID, payload }),
+      router: traced.engine,
+      end: traced.echoWorker,
+    };
+    for (const inFlight of tracingLevels) {
+      const { samples, cpuUs } = await measure('tracing cost', inFlight, [plainSystem, tracedSystem]);
+      const without = summarize(samples.flint);
+      const withTracing = summarize(samples.traced);
+      tracing.push({
+        inFlight,
+        without,
+        with: withTracing,
+        ratio: withTracing.callsPerSec / without.callsPerSec,
+        p50Ratio: withTracing.p50Us / without.p50Us,
+        cpuUs: { without: cpuUs.flint, with: cpuUs.traced },
+      });
+    }
+    // The traced engine did keep spans (and the other has no span store at all).
+    spanStore = await expectTracing(traced.engine, true);
+    await expectTracing(engine, false);
+  }
+
   console.log(
     `\nbench/invoke: echo round trip, closed loop, ${seconds} s per level and system in ${rounds} alternating rounds, ${warmupMs} ms warm-up (latencies in µs)`,
   );
-  console.log('Flint = caller worker → engine → echo worker (3 processes); baseline = bare ws client → ws echo server (2 processes)\n');
+  console.log('Flint = caller worker → engine → echo worker (3 processes); baseline = bare ws client → ws echo server (2 processes)');
+  console.log(`Flint's engine: modules ${JSON.stringify(PLAIN_MODULES)} (no flint-observability: like the relay and the bare echo, it traces nothing)\n`);
   printTable(
     ['in flight', 'Flint calls/s', 'baseline calls/s', 'ratio', 'Flint p50', 'Flint p99', 'base p50', 'base p99', 'p50 ratio'],
     results.map((r) => [
@@ -181,6 +265,57 @@ try {
   }
   printTable(['in flight', 'system', 'caller', 'router', 'echo end', 'total'], cpuRows);
 
+  if (tracing.length > 0) {
+    console.log(
+      `\ntracing cost: the same echo, engine without flint-observability (modules ${JSON.stringify(PLAIN_MODULES)}) vs with it (modules ${JSON.stringify(TRACED_MODULES)}), ${seconds} s per level and engine in ${rounds} alternating rounds (latencies in µs)\n`,
+    );
+    printTable(
+      ['in flight', 'without calls/s', 'with calls/s', 'with/without', 'without p50', 'with p50', 'p50 with/without', 'without p99', 'with p99'],
+      tracing.map((t) => [
+        t.inFlight,
+        fixed(t.without.callsPerSec),
+        fixed(t.with.callsPerSec),
+        fixed(t.ratio, 2),
+        fixed(t.without.p50Us, 1),
+        fixed(t.with.p50Us, 1),
+        fixed(t.p50Ratio, 2),
+        fixed(t.without.p99Us, 1),
+        fixed(t.with.p99Us, 1),
+      ]),
+    );
+    console.log('\nCPU µs per call, without → with tracing (every call of every round, warm-ups included)\n');
+    const total = (us) => us[0] + us[1] + us[2];
+    printTable(
+      [
+        'in flight',
+        'engine without',
+        'engine with',
+        'engine with/without',
+        'caller without',
+        'caller with',
+        'echo without',
+        'echo with',
+        'total without',
+        'total with',
+      ],
+      tracing.map((t) => [
+        t.inFlight,
+        fixed(t.cpuUs.without[1], 1),
+        fixed(t.cpuUs.with[1], 1),
+        fixed(t.cpuUs.with[1] / t.cpuUs.without[1], 2),
+        fixed(t.cpuUs.without[0], 1),
+        fixed(t.cpuUs.with[0], 1),
+        fixed(t.cpuUs.without[2], 1),
+        fixed(t.cpuUs.with[2], 1),
+        fixed(total(t.cpuUs.without), 1),
+        fixed(total(t.cpuUs.with), 1),
+      ]),
+    );
+    console.log(
+      `(traced engine's span store at the end: ${spanStore.spans} spans in ${spanStore.traces} traces, ${fixed(spanStore.bytes / 1024 / 1024, 1)} MiB; ${spanStore.dropped_by_count} dropped by the count cap, ${spanStore.dropped_by_bytes} by the byte cap)`,
+    );
+  }
+
   const at = (n) => results.find((r) => r.inFlight === n);
   const targets = [];
   if (at(128))
@@ -192,6 +327,13 @@ try {
       const v = r.flint.callsPerSec / r.relay.callsPerSec;
       targets.push({ name: `calls/s at ${r.inFlight} in flight ≥ 0.95 × bare ws relay`, value: v, limit: 0.95, met: v >= 0.95 });
     }
+  for (const t of tracing)
+    targets.push({
+      name: `tracing every call costs ≤ 15% throughput at ${t.inFlight} in flight (with/without ≥ 0.85)`,
+      value: t.ratio,
+      limit: 0.85,
+      met: t.ratio >= 0.85,
+    });
   console.log('\ntargets:');
   for (const t of targets) console.log(`  ${t.met ? 'MET   ' : 'MISSED'} ${t.name}: ${fixed(t.value, 2)}`);
 
@@ -219,6 +361,25 @@ try {
         Object.entries(r.cpuUs).map(([name, [c, m, e]]) => [name, { caller: round(c, 1), router: round(m, 1), end: round(e, 1), total: round(c + m + e, 1) }]),
       ),
     })),
+    engineModules: PLAIN_MODULES,
+    tracing: traced
+      ? {
+          modules: { without: PLAIN_MODULES, with: TRACED_MODULES },
+          levels: tracing.map((t) => {
+            const cpuOfCall = ([c, m, e]) => ({ caller: round(c, 1), engine: round(m, 1), echo: round(e, 1), total: round(c + m + e, 1) });
+            const stats = (s) => ({ callsPerSec: round(s.callsPerSec, 0), p50Us: round(s.p50Us, 1), p99Us: round(s.p99Us, 1), calls: s.calls });
+            return {
+              inFlight: t.inFlight,
+              without: stats(t.without),
+              with: stats(t.with),
+              ratio: round(t.ratio, 3),
+              p50Ratio: round(t.p50Ratio, 3),
+              cpuUsPerCall: { without: cpuOfCall(t.cpuUs.without), with: cpuOfCall(t.cpuUs.with) },
+            };
+          }),
+          spanStore,
+        }
+      : undefined,
     targets: targets.map((t) => ({ name: t.name, value: round(t.value, 3), limit: t.limit, met: t.met })),
   };
   console.log(`\n${JSON.stringify(summary)}`);
@@ -229,7 +390,7 @@ try {
 } finally {
   raw?.close();
   relayClient?.close();
-  await caller?.shutdown();
+  await Promise.all(callers.map((c) => c.shutdown()));
   await Promise.all(children.reverse().map((c) => stopChild(c)));
 }
 

@@ -1,0 +1,30 @@
+// What bench/invoke's and bench/http's "tracing cost" comparisons share: the flint-observability entry
+// the traced engine adds to its modules (a span for every invocation, kept in memory, every trace
+// sampled), and checks that an engine does or does not trace (asked over IPC, see engine-process.mjs).
+import { request } from './proc.mjs';
+
+/** The module entry of the traced engine: the untraced engine's modules plus this one. */
+export const OBSERVABILITY = { name: 'flint-observability', config: { enabled: true, exporter: 'memory', sampling_ratio: 1 } };
+
+/**
+ * The span store of an engine child (`engine::health::check` of flint-observability: { spans, bytes,
+ * dropped_by_count, … }), or undefined when the engine has no flint-observability.
+ */
+export async function spanStoreOf(engine) {
+  const reply = await request(engine.child, { type: 'invoke', function_id: 'engine::health::check', payload: {} }).catch((err) => ({ err }));
+  if (reply.err) {
+    if (/function_not_found|not found/i.test(reply.err.message)) return undefined;
+    throw reply.err;
+  }
+  const traces = reply.result?.components?.traces;
+  if (traces?.status !== 'healthy') throw new Error(`${engine.name}: tracing is ${traces?.status ?? 'absent'} (${JSON.stringify(traces?.details)})`);
+  return traces.details.store;
+}
+
+/** Throws unless `engine` traces (`expected` true) or has no flint-observability at all (false). */
+export async function expectTracing(engine, expected) {
+  const store = await spanStoreOf(engine);
+  if (expected && !store) throw new Error(`${engine.name} was meant to trace every call but has no flint-observability`);
+  if (!expected && store) throw new Error(`${engine.name} was meant to run without flint-observability but traces (span store ${JSON.stringify(store)})`);
+  return store;
+}
