@@ -12,8 +12,8 @@
 //   16, 8 connections and 1 connection: bare and Flint with 1 route (p50 at 8 vs 1: Nagle/delayed-ACK check).
 // Tracing cost: at 64 (BENCH_HTTP_CONNECTIONS) and 8 connections, also "Flint, 1 route, traced": an engine
 // with flint-http plus flint-observability (a span per request and invocation, memory exporter, every
-// trace sampled; the worker's SDK then records its own span per call and sends it, its default, which
-// BENCH_WORKER_SPANS=0 turns off), in the same alternating rounds; "Flint, 1 route" (flint-http only) is
+// trace sampled; BENCH_WORKER_SPANS=1 has the worker's SDK record its own span per call and send it,
+// its `spans` option, off by default), in the same alternating rounds; "Flint, 1 route" (flint-http only) is
 // the without. BENCH_TRACING=0 skips it.
 // Each system gets BENCH_SECONDS (default 10) of measurement per case, split into BENCH_ROUNDS
 // (default 5) autocannon runs whose order alternates (bare, Flint …, then … Flint, bare) so background

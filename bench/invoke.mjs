@@ -17,9 +17,9 @@
 // Tracing cost: then, at BENCH_TRACING_LEVELS (default 1 and 16 in flight), the same echo through that
 // engine and through a second one whose modules add flint-observability (a span per invocation, memory
 // exporter, every trace sampled; its own echo worker, its own caller in this process), in alternating
-// rounds like the cases above: calls/s, p50, and CPU per call of each process, with and without. With
-// a sampled trace the echo worker's SDK records a span of its own per call and sends it to the engine
-// (its default `spans: true`); BENCH_WORKER_SPANS=0 turns that off, to tell the two costs apart.
+// rounds like the cases above: calls/s, p50, and CPU per call of each process, with and without.
+// BENCH_WORKER_SPANS=1 has the echo worker's SDK record a span of its own per traced call and send it
+// to the engine (its `spans` option, off by default), to measure that cost too.
 //
 //   processes: this one (second caller) | engine-traced child | echo-worker-traced child
 //
@@ -28,7 +28,7 @@
 //      BENCH_CPU_PROF=<dir> (profile the child processes), BENCH_STRICT=1 (exit 1 when a target is missed),
 //      BENCH_VALIDATE=0 (skip the informational run of the same echo with payload validation on),
 //      BENCH_TRACING_LEVELS (default "1,16"), BENCH_TRACING=0 (skip the tracing-cost comparison),
-//      BENCH_WORKER_SPANS=0 (the echo workers record no spans of their own).
+//      BENCH_WORKER_SPANS=1 (the echo workers record spans of their own).
 import { deepStrictEqual } from 'node:assert';
 import { fileURLToPath } from 'node:url';
 import { registerWorker } from '@flint/sdk';

@@ -4,8 +4,8 @@ import { registerWorker } from '@flint/sdk';
 import { serveChild } from './proc.mjs';
 
 const url = process.argv[2];
-// BENCH_WORKER_SPANS=0: no span of its own per traced call (the SDK's `spans` option, default on).
-const worker = registerWorker(url, { workerName: 'bench-echo-worker', spans: process.env.BENCH_WORKER_SPANS !== '0' });
+// BENCH_WORKER_SPANS=1: a span of its own per traced call (the SDK's `spans` option, default off).
+const worker = registerWorker(url, { workerName: 'bench-echo-worker', spans: process.env.BENCH_WORKER_SPANS === '1' });
 worker.registerFunction('bench::echo', async (input) => input, { description: 'echoes its input (bench)' });
 // The same echo with its payload checked by the engine against request_format (bench/invoke's validation rows).
 worker.registerFunction('bench::echo-validated', async (input) => input, {

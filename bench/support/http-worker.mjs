@@ -13,8 +13,8 @@ import { serveChild } from './proc.mjs';
 
 const [url, routesArg, mode] = process.argv.slice(2);
 const routes = Math.max(1, Number(routesArg ?? 1));
-// BENCH_WORKER_SPANS=0: no span of its own per traced call (the SDK's `spans` option, default on).
-const worker = registerWorker(url, { workerName: `bench-http-worker-${routes}`, spans: process.env.BENCH_WORKER_SPANS !== '0' });
+// BENCH_WORKER_SPANS=1: a span of its own per traced call (the SDK's `spans` option, default off).
+const worker = registerWorker(url, { workerName: `bench-http-worker-${routes}`, spans: process.env.BENCH_WORKER_SPANS === '1' });
 await worker.waitConnected();
 
 const hello = async () => HELLO;

@@ -31,7 +31,9 @@ export interface WorkerOptions {
   /**
    * Record a span for each handled invocation whose caller's trace is sampled (a child of the engine's
    * span for the call, named `handle <function>`) and send it to the engine, where flint-observability
-   * keeps or exports it with its own. Default true.
+   * keeps or exports it with its own. Default false: the engine's own span for each call already shows
+   * its worker and duration; the worker's span adds the time the call waited in the worker, at a cost
+   * on every call (bench/invoke measures it).
    */
   spans?: boolean;
   /** `service.name` of those spans; default `OTEL_SERVICE_NAME`, else `workerName`, else `flint-worker`. */

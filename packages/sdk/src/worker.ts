@@ -103,7 +103,7 @@ export class Worker extends EventEmitter<{
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     });
     const serviceName = options.serviceName ?? (process.env.OTEL_SERVICE_NAME || options.workerName || 'flint-worker');
-    this.spans = options.spans === false ? undefined : new SpanRecorder(this.connection, serviceName, this.options.workerName, SDK_VERSION);
+    this.spans = options.spans !== true ? undefined : new SpanRecorder(this.connection, serviceName, this.options.workerName, SDK_VERSION);
     this.invocations = new Invocations(this.connection, this.log, this.spans);
     this.triggers = new Triggers(this.connection, this.log, (error) => this.emit('triggerError', error));
     this.connection.connect();

@@ -34,12 +34,17 @@ describe('flint-observability OTLP export', () => {
   it("sends the engine's spans, a worker's spans and log records to the collector; both keeps them in memory too", async () => {
     const collector = await receiver();
     const engine = await obs({ exporter: 'both', logs_exporter: 'both', endpoint: collector.url });
-    const worker = await startWorker('flint', engine, (w) => {
-      w.registerFunction('x::work', async () => {
-        await w.trigger({ function_id: 'engine::log::warn', payload: { message: 'disk almost full', data: { disk: 'sda' } } });
-        return 'done';
-      });
-    });
+    const worker = await startWorker(
+      'flint',
+      engine,
+      (w) => {
+        w.registerFunction('x::work', async () => {
+          await w.trigger({ function_id: 'engine::log::warn', payload: { message: 'disk almost full', data: { disk: 'sda' } } });
+          return 'done';
+        });
+      },
+      { spans: true },
+    );
     const traceId = '0af7651916cd43dd8448eb211c80319c';
     expect(await engine.invoke('x::work', {}, { traceparent: `00-${traceId}-b7ad6b7169203331-01` })).toBe('done');
 

@@ -41,13 +41,18 @@ describe('trace context across hops', () => {
   it("a queue message carries its publisher's trace: publish call → process <topic> → the subscriber's call", async () => {
     const engine = await start([{ name: 'flint-queue' }]);
     const handled: unknown[] = [];
-    await startWorker('flint', engine, (w) => {
-      w.registerFunction('q::handle', (d: unknown) => {
-        handled.push(d);
-        return null;
-      });
-      w.registerTrigger({ type: 'durable:subscriber', function_id: 'q::handle', config: { topic: 'orders' } });
-    });
+    await startWorker(
+      'flint',
+      engine,
+      (w) => {
+        w.registerFunction('q::handle', (d: unknown) => {
+          handled.push(d);
+          return null;
+        });
+        w.registerTrigger({ type: 'durable:subscriber', function_id: 'q::handle', config: { topic: 'orders' } });
+      },
+      { spans: true },
+    );
     await engine.invoke('flint::durable::publish', { topic: 'orders', data: { id: 1 } }, { traceparent: `00-${TRACE}-${PARENT}-01` });
     await waitFor(() => handled.length === 1);
     const spans = flatten(
@@ -95,13 +100,18 @@ describe('trace context across hops', () => {
   it('a cron run starts a trace of its own, named by its expression', async () => {
     const engine = await start([{ name: 'flint-cron' }]);
     let runs = 0;
-    await startWorker('flint', engine, (w) => {
-      w.registerFunction('c::tick', () => {
-        runs++;
-        return null;
-      });
-      w.registerTrigger({ type: 'cron', function_id: 'c::tick', config: { expression: '* * * * * *' } });
-    });
+    await startWorker(
+      'flint',
+      engine,
+      (w) => {
+        w.registerFunction('c::tick', () => {
+          runs++;
+          return null;
+        });
+        w.registerTrigger({ type: 'cron', function_id: 'c::tick', config: { expression: '* * * * * *' } });
+      },
+      { spans: true },
+    );
     await waitFor(() => runs >= 1, 3000, 'a cron run');
     const row = await waitFor(async () => {
       const l = (await engine.invoke('engine::traces::list', { name: 'cron * * * * * *' })) as { spans: (Row & { parent_span_id: string | null })[] };

@@ -64,16 +64,21 @@ const tree = async (engine: Engine, traceId: string) => ((await engine.invoke('e
 describe('flint-observability traces', () => {
   it('one trace from an HTTP request through two @flint/sdk workers and an iii-sdk worker, joined to the caller by traceparent', async () => {
     const { engine, base } = await startObs();
-    const workerB = (await startWorker('flint', engine, (w) => w.registerFunction('b::double', (d: { n: number }) => d.n * 2))).name;
+    const workerB = (await startWorker('flint', engine, (w) => w.registerFunction('b::double', (d: { n: number }) => d.n * 2), { spans: true })).name;
     await startWorker('iii', engine, (w) => w.registerFunction('c::greet', (d: { name: string }) => `hi ${d.name}`), { otel: true });
-    const { name: workerA } = await startWorker('flint', engine, (w) => {
-      w.registerFunction('a::chain', async () => {
-        const doubled = await w.trigger({ function_id: 'b::double', payload: { n: 21 } });
-        const greeting = await w.trigger({ function_id: 'c::greet', payload: { name: 'Ada' } });
-        return { status_code: 200, body: { doubled, greeting } };
-      });
-      w.registerTrigger({ type: 'http', function_id: 'a::chain', config: { api_path: '/chain', http_method: 'GET' } });
-    });
+    const { name: workerA } = await startWorker(
+      'flint',
+      engine,
+      (w) => {
+        w.registerFunction('a::chain', async () => {
+          const doubled = await w.trigger({ function_id: 'b::double', payload: { n: 21 } });
+          const greeting = await w.trigger({ function_id: 'c::greet', payload: { name: 'Ada' } });
+          return { status_code: 200, body: { doubled, greeting } };
+        });
+        w.registerTrigger({ type: 'http', function_id: 'a::chain', config: { api_path: '/chain', http_method: 'GET' } });
+      },
+      { spans: true },
+    );
     await waitRouted(base, 'GET', '/chain');
     await engine.invoke('engine::traces::clear', {});
 
@@ -143,6 +148,24 @@ describe('flint-observability traces', () => {
     expect(span.parent_span_id).toBeNull();
     expect(span.status).toBe('error');
     expect(attr(span, 'error.type')).toBeTypeOf('string');
+  });
+
+  it('a @flint/sdk worker records a span of its own for a traced call only with spans: true', async () => {
+    const { engine } = await startObs();
+    await startWorker('flint', engine, (w) => w.registerFunction('p::plain', () => 1));
+    await startWorker('flint', engine, (w) => w.registerFunction('p::spans', () => 1), { spans: true });
+    const intake = async () =>
+      ((await engine.invoke('engine::health::check', {})) as { components: { telemetry_intake: { details: { spans: number } } } }).components.telemetry_intake
+        .details.spans;
+    await engine.invoke('p::plain', {}, { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` });
+    await engine.invoke('p::spans', {}, { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` });
+    await waitFor(async () => (await intake()) === 1, 3000, "the spans: true worker's span");
+    const names = flatten(await tree(engine, CALLER_TRACE)).map((s) => s.name);
+    expect(names.sort()).toEqual(['call p::plain', 'call p::spans', 'handle p::spans']);
+    // An unsampled caller: no span from the worker either.
+    await engine.invoke('p::spans', {}, { traceparent: `00-${'1'.repeat(32)}-${CALLER_SPAN}-00` });
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await intake()).toBe(1);
   });
 
   it('does not trace the engine functions (log calls, listings, trace queries)', async () => {

@@ -107,6 +107,8 @@ export interface TestWorkerOptions {
   otel?: boolean;
   /** @flint/sdk only: the bridge token (`token` option). iii-sdk takes it in the URL (`?token=`). */
   token?: string;
+  /** @flint/sdk only: record and send a span per traced call (`spans` option). */
+  spans?: boolean;
 }
 
 const quiet = { warn: () => {}, error: () => {}, debug: () => {} };
@@ -119,6 +121,7 @@ function connectFlint(url: string, options: TestWorkerOptions): TestWorker {
     reconnect: { initialDelayMs: 50, maxDelayMs: 200, ...options.reconnect },
     log: quiet,
     token: options.token,
+    spans: options.spans,
   });
   return {
     kind: 'flint',

@@ -2,26 +2,65 @@ import { type Attributes, type HrTime, SpanStatusCode } from '@opentelemetry/api
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Span, SpanEvent, SpanLink, SpanStatus } from './span.js';
 
-/** A span as the store and `engine::traces::*` hold it, from a span the OpenTelemetry SDK ended (or an SDK's). */
-export function spanOfOtel(s: ReadableSpan): Span {
-  const context = s.spanContext();
+/**
+ * What the store keeps of a span the OpenTelemetry SDK ended, until a query reads it: its fields, and its
+ * attributes, events and links as the SDK made them (shared, not copied). Keeping this rather than the
+ * SDK's span lets the span and its context, times and status objects die young.
+ */
+export class EndedSpan {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly parentSpanId: string | null;
+  readonly flags: number;
+  readonly name: string;
+  readonly start: number;
+  readonly end: number;
+  readonly statusCode: number;
+  readonly statusMessage: string | undefined;
+  readonly attributes: Attributes;
+  readonly events: ReadableSpan['events'];
+  readonly links: ReadableSpan['links'];
+  readonly scope: ReadableSpan['instrumentationScope'];
+  readonly serviceName: string;
+
+  constructor(s: ReadableSpan) {
+    const context = s.spanContext();
+    this.traceId = context.traceId;
+    this.spanId = context.spanId;
+    this.parentSpanId = s.parentSpanContext?.spanId ?? null;
+    this.flags = context.traceFlags;
+    this.name = s.name;
+    this.start = nanos(s.startTime);
+    this.end = nanos(s.endTime);
+    this.statusCode = s.status.code;
+    this.statusMessage = s.status.message;
+    this.attributes = s.attributes;
+    this.events = s.events;
+    this.links = s.links;
+    this.scope = s.instrumentationScope;
+    this.serviceName = String(s.resource.attributes['service.name'] ?? 'unknown');
+  }
+}
+
+/** An ended span as the store gives it to `engine::traces::*`. */
+export function spanOfEnded(s: EndedSpan): Span {
   const span: Span = {
-    trace_id: context.traceId,
-    span_id: context.spanId,
-    parent_span_id: s.parentSpanContext?.spanId ?? null,
+    trace_id: s.traceId,
+    span_id: s.spanId,
+    parent_span_id: s.parentSpanId,
     name: s.name,
-    start_time_unix_nano: nanos(s.startTime),
-    end_time_unix_nano: nanos(s.endTime),
-    status: STATUS[s.status.code] ?? 'unset',
+    start_time_unix_nano: s.start,
+    end_time_unix_nano: s.end,
+    status: STATUS[s.statusCode] ?? 'unset',
     attributes: pairsOf(s.attributes),
-    service_name: String(s.resource.attributes['service.name'] ?? 'unknown'),
+    service_name: s.serviceName,
     events: s.events.length === 0 ? [] : s.events.map(eventOf),
     links: s.links.length === 0 ? [] : s.links.map(linkOf),
-    instrumentation_scope_name: s.instrumentationScope.name,
-    flags: context.traceFlags,
+    instrumentation_scope_name: s.scope.name,
+    flags: s.flags,
   };
-  if (s.status.message) span.status_description = s.status.message;
-  if (s.instrumentationScope.version !== undefined) span.instrumentation_scope_version = s.instrumentationScope.version;
+  if (s.statusMessage) span.status_description = s.statusMessage;
+  if (s.scope.version !== undefined) span.instrumentation_scope_version = s.scope.version;
   return span;
 }
 

@@ -2,12 +2,12 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../../core/logger.js';
 import { ExportHealth } from './export-health.js';
-import { nanos, spanOfOtel } from './span-of-otel.js';
+import { EndedSpan, spanOfEnded } from './span-of-otel.js';
 import { LazySpan, type SpanStore } from './span-store.js';
 
 /**
  * Keeps every sampled span that ends in the span store (`exporter: memory | both`), as it is: it becomes
- * a Span (spanOfOtel) only when a query first reads it.
+ * a Span (spanOfEnded) only when a query first reads it.
  */
 export class MemorySpanProcessor implements SpanProcessor {
   constructor(private readonly store: SpanStore) {}
@@ -15,9 +15,9 @@ export class MemorySpanProcessor implements SpanProcessor {
   onStart(): void {}
 
   onEnd(span: ReadableSpan): void {
-    const context = span.spanContext();
-    if ((context.traceFlags & 1) === 0) return;
-    this.store.addLazy(new LazySpan(context.traceId, nanos(span.endTime), span, spanOfOtel), readableSize(span));
+    if ((span.spanContext().traceFlags & 1) === 0) return;
+    const ended = new EndedSpan(span);
+    this.store.addLazy(new LazySpan(ended.traceId, ended.end, ended, spanOfEnded), readableSize(span));
   }
 
   forceFlush(): Promise<void> {

@@ -67,8 +67,11 @@ const COMPACT_AFTER = 1024;
 
 /**
  * Finished spans, oldest dropped first once either bound (`max_spans`, `max_bytes`) would be passed. Each
- * span's size is estimated once, when it is added. An index by trace id answers `byTrace` without a scan
- * and is kept in step as spans leave.
+ * span's size is estimated once, when it is added. An index by trace id answers `byTrace` without a scan.
+ *
+ * The index is brought up to date when it is read (a query, stats), not on every add: under load most
+ * spans pass through the store and are dropped without anyone asking for them, and those never touch the
+ * index. Catching up costs at most one index step per span held plus one per indexed span dropped since.
  */
 export class SpanStore {
   readonly maxSpans: number;
@@ -79,7 +82,13 @@ export class SpanStore {
   private ring: Entry[] = [];
   private sizes: number[] = [];
   private head = 0;
+  /** Sequence number of `ring[0]` (each span added gets the next one). */
+  private base = 0;
   private readonly traces = new Map<string, TraceEntry>();
+  /** Spans with a lower sequence number are in the index (or were, until dropped). */
+  private indexedSeq = 0;
+  /** Trace ids of indexed spans dropped since the index was last brought up to date, oldest first. */
+  private unindexed: string[] = [];
   private bytes = 0;
   private droppedByCount = 0;
   private droppedByBytes = 0;
@@ -129,13 +138,34 @@ export class SpanStore {
     this.ring.push(span);
     this.sizes.push(size);
     this.bytes += size;
-    const entry = this.traces.get(span.trace_id);
-    if (entry) entry.spans.push(span);
-    else this.traces.set(span.trace_id, { spans: [span], head: 0 });
+  }
+
+  /** Brings the index up to date: drops what left since, adds what came since and is still held. */
+  private syncIndex(): void {
+    for (const traceId of this.unindexed) {
+      const entry = this.traces.get(traceId) as TraceEntry;
+      entry.spans[entry.head] = undefined as unknown as Entry;
+      entry.head++;
+      if (entry.head === entry.spans.length) this.traces.delete(traceId);
+      else if (entry.head > COMPACT_AFTER && entry.head * 2 > entry.spans.length) {
+        entry.spans = entry.spans.slice(entry.head);
+        entry.head = 0;
+      }
+    }
+    this.unindexed = [];
+    const headSeq = this.base + this.head;
+    for (let seq = Math.max(this.indexedSeq, headSeq); seq < this.base + this.ring.length; seq++) {
+      const span = this.ring[seq - this.base] as Entry;
+      const entry = this.traces.get(span.trace_id);
+      if (entry) entry.spans.push(span);
+      else this.traces.set(span.trace_id, { spans: [span], head: 0 });
+    }
+    this.indexedSeq = this.base + this.ring.length;
   }
 
   /** The spans of a trace held, in insertion order (a new array; empty for an unknown trace). */
   byTrace(traceId: string): Span[] {
+    this.syncIndex();
     const entry = this.traces.get(traceId);
     if (!entry) return [];
     const spans: Span[] = new Array(entry.spans.length - entry.head);
@@ -145,6 +175,7 @@ export class SpanStore {
 
   /** The id of each trace held, once (in no promised order). */
   traceIds(): IterableIterator<string> {
+    this.syncIndex();
     return this.traces.keys();
   }
 
@@ -155,10 +186,13 @@ export class SpanStore {
 
   /** Drops every span and resets the counters. */
   clear(): void {
+    this.base += this.ring.length;
     this.ring = [];
     this.sizes = [];
     this.head = 0;
     this.traces.clear();
+    this.indexedSeq = this.base;
+    this.unindexed = [];
     this.bytes = 0;
     this.droppedByCount = 0;
     this.droppedByBytes = 0;
@@ -166,6 +200,7 @@ export class SpanStore {
   }
 
   stats(): SpanStoreStats {
+    this.syncIndex();
     return {
       spans: this.size,
       bytes: this.bytes,
@@ -195,38 +230,34 @@ export class SpanStore {
     }
     const dropped = this.size - keptSpans.length;
     if (dropped === 0) return 0;
+    // The spans kept get new sequence numbers; the index is rebuilt when next read.
+    this.base += this.ring.length;
     this.ring = keptSpans;
     this.sizes = keptSizes;
     this.head = 0;
     this.bytes = bytes;
     this.traces.clear();
-    for (const span of keptSpans) {
-      const entry = this.traces.get(span.trace_id);
-      if (entry) entry.spans.push(span);
-      else this.traces.set(span.trace_id, { spans: [span], head: 0 });
-    }
+    this.indexedSeq = this.base;
+    this.unindexed = [];
     this.droppedByRetention += dropped;
     return dropped;
   }
 
-  /** Drops the oldest span: it is also the oldest held of its trace, the head of that trace's entry. */
+  /**
+   * Drops the oldest span. If it is in the index, it is the oldest held of its trace (the head of that
+   * trace's entry), and leaves the index at the next sync.
+   */
   private evictOldest(): void {
     const span = this.ring[this.head]!;
+    if (this.base + this.head < this.indexedSeq) this.unindexed.push(span.trace_id);
     this.bytes -= this.sizes[this.head]!;
     this.ring[this.head] = undefined as unknown as Entry;
     this.head++;
     if (this.head > COMPACT_AFTER && this.head * 2 > this.ring.length) {
+      this.base += this.head;
       this.ring = this.ring.slice(this.head);
       this.sizes = this.sizes.slice(this.head);
       this.head = 0;
-    }
-    const entry = this.traces.get(span.trace_id)!;
-    entry.spans[entry.head] = undefined as unknown as Entry;
-    entry.head++;
-    if (entry.head === entry.spans.length) this.traces.delete(span.trace_id);
-    else if (entry.head > COMPACT_AFTER && entry.head * 2 > entry.spans.length) {
-      entry.spans = entry.spans.slice(entry.head);
-      entry.head = 0;
     }
   }
 }
