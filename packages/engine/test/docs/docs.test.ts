@@ -67,6 +67,8 @@ describe('user docs', () => {
       'flint-project',
       'flint-ticker',
       'flint-reattach',
+      // @flint/sdk's default service.name for a worker's spans.
+      'flint-worker',
     ]);
     const unknown: string[] = [];
     for (const file of docFiles) {
