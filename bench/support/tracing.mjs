@@ -7,7 +7,9 @@ import { request } from './proc.mjs';
 export const OBSERVABILITY = {
   name: 'flint-observability',
   // BENCH_OBSERVABILITY_CONFIG (JSON) replaces the config, e.g. to measure one part of the module at a time.
-  config: process.env.BENCH_OBSERVABILITY_CONFIG ? JSON.parse(process.env.BENCH_OBSERVABILITY_CONFIG) : { enabled: true, exporter: 'memory', sampling_ratio: 1 },
+  config: process.env.BENCH_OBSERVABILITY_CONFIG
+    ? JSON.parse(process.env.BENCH_OBSERVABILITY_CONFIG)
+    : { enabled: true, exporter: 'memory', sampling_ratio: 1 },
 };
 
 /**
