@@ -2,6 +2,7 @@ import { type ErrorBody, type FlintError, toErrorBody } from '@flint/protocol';
 import type { Logger } from '../core/logger.js';
 import type { AttributeValue, InvokeOptions, ModuleContext } from '../core/module-api.js';
 import { errorMessage } from './errors.js';
+import { traceFields } from './trace-context.js';
 
 /** A trigger about to fire: its identity, its function and (optionally) its condition function. */
 export interface FiringTrigger {
@@ -38,7 +39,13 @@ export function runCondition(
   const opts: InvokeOptions = { timeoutMs: options.timeoutMs, traceparent: options.traceparent, baggage: options.baggage, trigger: origin };
   ctx.invokeWith(conditionId, input, opts, (error, result) => {
     if (!error) return done(result === false ? { pass: false } : { pass: true });
-    const fields = { trigger_id: trigger.id, trigger_type: trigger.type, function_id: trigger.function_id, condition_function_id: conditionId };
+    const fields = {
+      trigger_id: trigger.id,
+      trigger_type: trigger.type,
+      function_id: trigger.function_id,
+      condition_function_id: conditionId,
+      ...traceFields(options.traceparent),
+    };
     options.logger[options.logLevel ?? 'warn']({ ...fields, ...options.logFields, code: error.code }, `condition ${conditionId} failed: ${error.message}`);
     done({ pass: false, error });
   });
@@ -86,7 +93,14 @@ export function fireTrigger(
       }
       const body = toErrorBody(error);
       options.logger.warn(
-        { trigger_id: trigger.id, trigger_type: trigger.type, function_id: trigger.function_id, ...options.logFields, code: body.code },
+        {
+          trigger_id: trigger.id,
+          trigger_type: trigger.type,
+          function_id: trigger.function_id,
+          ...options.logFields,
+          code: body.code,
+          ...traceFields(firing.trace.traceparent),
+        },
         `${trigger.type} trigger failed: ${errorMessage(error)}`,
       );
       firing.end({ error: body });

@@ -34,7 +34,7 @@ const tree = async (engine: Engine, traceId: string) => ((await engine.invoke('e
 const attr = (span: TreeSpan | undefined, key: string) => span?.attributes.find(([k]) => k === key)?.[1];
 
 function start(extra: Record<string, unknown>[] = []): Promise<Engine> {
-  return startTestEngine({ modules: [...extra, { name: 'flint-observability', config: { enabled: true } }] });
+  return startTestEngine({ log: { level: 'info' }, modules: [...extra, { name: 'flint-observability', config: { enabled: true } }] });
 }
 
 describe('trace context across hops', () => {
@@ -95,6 +95,23 @@ describe('trace context across hops', () => {
     expect(firing?.parent_span_id).toBe(set?.span_id);
     expect(attr(firing, 'flint.state.key')).toBe('c1');
     expect(spans.find((s) => s.name === 'call s::changed')?.parent_span_id).toBe(firing?.span_id);
+  });
+
+  it("the engine's line about a failed trigger carries the firing's trace ids, so it is found by trace", async () => {
+    const engine = await start([{ name: 'flint-state' }]);
+    await startWorker('flint', engine, (w) => {
+      w.registerFunction('s::broken', () => {
+        throw new Error('cannot handle this');
+      });
+      w.registerTrigger({ type: 'state', function_id: 's::broken', config: { scope: 'broken' } });
+    });
+    await engine.invoke('state::set', { scope: 'broken', key: 'k', value: 1 }, { traceparent: `00-${TRACE}-${PARENT}-01` });
+    const line = await waitFor(async () => {
+      const l = (await engine.invoke('engine::logs::list', { trace_id: TRACE })) as { logs: { body: string; span_id: string | null }[] };
+      return l.logs.find((r) => r.body.includes('state trigger failed'));
+    });
+    const firing = flatten(await tree(engine, TRACE)).find((s) => s.name === 'state:created broken');
+    expect(line.span_id).toBe(firing?.span_id);
   });
 
   it('a cron run starts a trace of its own, named by its expression', async () => {

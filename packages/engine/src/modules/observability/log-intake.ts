@@ -1,15 +1,10 @@
 import type { LogRecord } from '../../core/module-api.js';
+import { idsOfTraceparent } from '../../lib/trace-context.js';
 import { SEVERITY_NUMBER, SEVERITY_TEXT, type StoredLogRecord, normaliseId } from './log-record.js';
 import { TRIGGER_TYPE_ATTRIBUTE } from './log-trigger-match.js';
 
 /** The engine's scope name on the records it writes itself. */
 const ENGINE_SCOPE = 'flint-engine';
-
-/** `00-<trace id>-<span id>-<flags>` → the two ids (null when absent or malformed). */
-export function idsOfTraceparent(traceparent: string | undefined): { trace_id: string | null; span_id: string | null } {
-  const m = traceparent ? /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/i.exec(traceparent.trim()) : null;
-  return m ? { trace_id: normaliseId(m[1]), span_id: normaliseId(m[2]) } : { trace_id: null, span_id: null };
-}
 
 /** Whether W3C baggage carries the mark of a `log` trigger's invocation (see LogTriggers). */
 export function baggageMarksLogTrigger(baggage: string | undefined): boolean {
