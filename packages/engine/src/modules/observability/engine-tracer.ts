@@ -1,4 +1,4 @@
-import { type Attributes, type Context, type Span as OtelSpan, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { type Context, type Span as OtelSpan, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { parseTraceParent } from '@opentelemetry/core';
 import type { InvocationEnd, InvocationEvent, InvocationTracer, TraceScope } from '../../core/module-api.js';
 
@@ -32,22 +32,24 @@ export class EngineTracer implements InvocationTracer {
 
   start(event: InvocationEvent): TraceScope | undefined {
     if (event.kind === 'invocation' && event.functionId.startsWith('engine::')) return undefined;
-    const attributes: Attributes = {
-      'faas.invoked_name': event.functionId,
-      function_id: event.functionId,
-    };
     const trigger = event.trigger;
-    if (trigger) {
-      attributes['faas.trigger'] = FAAS_TRIGGER[trigger.type] ?? 'other';
-      attributes['flint.trigger.type'] = trigger.type;
-      attributes['flint.trigger.id'] = trigger.id;
-    } else attributes['faas.trigger'] = 'other';
-    if (event.caller !== undefined) attributes['flint.caller'] = event.caller;
-    if (event.attributes) Object.assign(attributes, event.attributes);
     const firing = event.kind === 'trigger';
     const name = firing ? (event.name ?? `${trigger?.type} ${trigger?.id}`) : `call ${event.functionId}`;
     const kind = firing ? (FIRING_KIND[trigger?.type ?? ''] ?? SpanKind.INTERNAL) : SpanKind.CLIENT;
-    const span = this.tracer.startSpan(name, { kind, attributes }, parentOf(event.traceparent));
+    // Attributes are set on the span itself, and only when it records: handing them to startSpan would
+    // have the SDK copy and check them twice, and an unsampled call needs none.
+    const span = this.tracer.startSpan(name, { kind }, parentOf(event.traceparent));
+    if (span.isRecording()) {
+      span.setAttribute('faas.invoked_name', event.functionId);
+      span.setAttribute('function_id', event.functionId);
+      if (trigger) {
+        span.setAttribute('faas.trigger', FAAS_TRIGGER[trigger.type] ?? 'other');
+        span.setAttribute('flint.trigger.type', trigger.type);
+        span.setAttribute('flint.trigger.id', trigger.id);
+      } else span.setAttribute('faas.trigger', 'other');
+      if (event.caller !== undefined) span.setAttribute('flint.caller', event.caller);
+      if (event.attributes) span.setAttributes(event.attributes);
+    }
     return new Scope(span, event.baggage);
   }
 }

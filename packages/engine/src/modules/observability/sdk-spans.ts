@@ -3,6 +3,7 @@ import { type Resource, resourceFromAttributes } from '@opentelemetry/resources'
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
 import { type Json, arrayOf, attributesOf, idOf, isObject, nanosOf, text } from './otlp-json.js';
 import type { Span } from './span.js';
+import { LazySpan } from './span-store.js';
 
 /** The resource and scope a span of an SDK's frame was sent under (shared by the spans of one batch). */
 export interface SdkSpanOrigin {
@@ -13,12 +14,23 @@ export interface SdkSpanOrigin {
   resource?: Resource;
 }
 
-/** One span of an SDK's frame whose ids are valid, as sent (OTLP/JSON), with its origin. */
-export interface SdkSpan {
-  json: Json;
-  traceId: string;
-  spanId: string;
-  origin: SdkSpanOrigin;
+/** One span of an SDK's frame whose ids are valid, as sent (OTLP/JSON), with its origin; a Span once read. */
+export class SdkSpan extends LazySpan {
+  readonly end_time_unix_nano: number;
+
+  constructor(
+    readonly json: Json,
+    readonly trace_id: string,
+    readonly spanId: string,
+    readonly origin: SdkSpanOrigin,
+  ) {
+    super();
+    this.end_time_unix_nano = Math.max(nanosOf(json.startTimeUnixNano), nanosOf(json.endTimeUnixNano));
+  }
+
+  protected make(): Span {
+    return spanOfSdk(this);
+  }
 }
 
 /**
@@ -40,7 +52,7 @@ export function forEachSdkSpan(request: unknown, visit: (span: SdkSpan) => void)
       for (const s of arrayOf(ss.spans)) {
         const traceId = isObject(s) ? idOf(s.traceId, 32) : undefined;
         const spanId = traceId && isObject(s) ? idOf(s.spanId, 16) : undefined;
-        if (traceId && spanId) visit({ json: s as Json, traceId, spanId, origin });
+        if (traceId && spanId) visit(new SdkSpan(s as Json, traceId, spanId, origin));
         else rejected++;
       }
     }
@@ -48,22 +60,17 @@ export function forEachSdkSpan(request: unknown, visit: (span: SdkSpan) => void)
   return rejected;
 }
 
-/** When an SDK's span ended, in nanoseconds since the epoch (never before its start). */
-export function sdkSpanEnd(span: SdkSpan): number {
-  return Math.max(nanosOf(span.json.startTimeUnixNano), nanosOf(span.json.endTimeUnixNano));
-}
-
 /** An SDK's span as the store and `engine::traces::*` give it. */
 export function spanOfSdk(span: SdkSpan): Span {
   const s = span.json;
   const status = isObject(s.status) ? s.status : {};
   const out: Span = {
-    trace_id: span.traceId,
+    trace_id: span.trace_id,
     span_id: span.spanId,
     parent_span_id: idOf(s.parentSpanId, 16) ?? null,
     name: text(s.name) ?? '(unnamed)',
     start_time_unix_nano: nanosOf(s.startTimeUnixNano),
-    end_time_unix_nano: sdkSpanEnd(span),
+    end_time_unix_nano: span.end_time_unix_nano,
     status: STATUS_TEXT[statusCode(status.code)] ?? 'unset',
     attributes: Object.entries(attributesOf(s.attributes)).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
     service_name: span.origin.serviceName,
@@ -110,7 +117,7 @@ function statusCode(code: unknown): SpanStatusCode {
 /** An SDK's span as a ReadableSpan, for the OTLP export (the same processor as the engine's own). */
 export function readableOfSdk(span: SdkSpan): ReadableSpan {
   span.origin.resource ??= resourceFromAttributes(span.origin.attributes as Attributes);
-  return spanOf(span.json, span.traceId, span.spanId, span.origin.resource, span.origin.scope);
+  return spanOf(span.json, span.trace_id, span.spanId, span.origin.resource, span.origin.scope);
 }
 
 function spanOf(

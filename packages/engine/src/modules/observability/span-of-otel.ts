@@ -1,20 +1,21 @@
 import { type Attributes, type HrTime, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Span, SpanEvent, SpanLink, SpanStatus } from './span.js';
+import { LazySpan } from './span-store.js';
 
 /**
  * What the store keeps of a span the OpenTelemetry SDK ended, until a query reads it: its fields, and its
  * attributes, events and links as the SDK made them (shared, not copied). Keeping this rather than the
  * SDK's span lets the span and its context, times and status objects die young.
  */
-export class EndedSpan {
-  readonly traceId: string;
+export class EndedSpan extends LazySpan {
+  readonly trace_id: string;
   readonly spanId: string;
   readonly parentSpanId: string | null;
   readonly flags: number;
   readonly name: string;
   readonly start: number;
-  readonly end: number;
+  readonly end_time_unix_nano: number;
   readonly statusCode: number;
   readonly statusMessage: string | undefined;
   readonly attributes: Attributes;
@@ -24,14 +25,15 @@ export class EndedSpan {
   readonly serviceName: string;
 
   constructor(s: ReadableSpan) {
+    super();
     const context = s.spanContext();
-    this.traceId = context.traceId;
+    this.trace_id = context.traceId;
     this.spanId = context.spanId;
     this.parentSpanId = s.parentSpanContext?.spanId ?? null;
     this.flags = context.traceFlags;
     this.name = s.name;
     this.start = nanos(s.startTime);
-    this.end = nanos(s.endTime);
+    this.end_time_unix_nano = nanos(s.endTime);
     this.statusCode = s.status.code;
     this.statusMessage = s.status.message;
     this.attributes = s.attributes;
@@ -40,17 +42,21 @@ export class EndedSpan {
     this.scope = s.instrumentationScope;
     this.serviceName = String(s.resource.attributes['service.name'] ?? 'unknown');
   }
+
+  protected make(): Span {
+    return spanOfEnded(this);
+  }
 }
 
 /** An ended span as the store gives it to `engine::traces::*`. */
 export function spanOfEnded(s: EndedSpan): Span {
   const span: Span = {
-    trace_id: s.traceId,
+    trace_id: s.trace_id,
     span_id: s.spanId,
     parent_span_id: s.parentSpanId,
     name: s.name,
     start_time_unix_nano: s.start,
-    end_time_unix_nano: s.end,
+    end_time_unix_nano: s.end_time_unix_nano,
     status: STATUS[s.statusCode] ?? 'unset',
     attributes: pairsOf(s.attributes),
     service_name: s.serviceName,

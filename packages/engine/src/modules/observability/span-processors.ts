@@ -2,8 +2,8 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../../core/logger.js';
 import { ExportHealth } from './export-health.js';
-import { EndedSpan, spanOfEnded } from './span-of-otel.js';
-import { LazySpan, type SpanStore } from './span-store.js';
+import { EndedSpan } from './span-of-otel.js';
+import type { SpanStore } from './span-store.js';
 
 /**
  * Keeps every sampled span that ends in the span store (`exporter: memory | both`), as it is: it becomes
@@ -16,8 +16,7 @@ export class MemorySpanProcessor implements SpanProcessor {
 
   onEnd(span: ReadableSpan): void {
     if ((span.spanContext().traceFlags & 1) === 0) return;
-    const ended = new EndedSpan(span);
-    this.store.addLazy(new LazySpan(ended.traceId, ended.end, ended, spanOfEnded), readableSize(span));
+    this.store.addLazy(new EndedSpan(span), readableSize(span));
   }
 
   forceFlush(): Promise<void> {

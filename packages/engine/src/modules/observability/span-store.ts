@@ -29,26 +29,21 @@ export const DEFAULT_MAX_SPANS = 10_000;
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
- * A span kept in its source form (the OpenTelemetry SDK's span) and turned into a Span only when a query
- * first reads it: a span nobody looks at costs the store no conversion. The Span is kept once made.
+ * A span kept in its source form (the OpenTelemetry SDK's ended span, an SDK's OTLP/JSON) and made into a
+ * Span only when a query first reads it: a span nobody looks at costs the store no conversion. The Span
+ * is kept once made.
  */
-export class LazySpan {
+export abstract class LazySpan {
+  abstract readonly trace_id: string;
+  abstract readonly end_time_unix_nano: number;
   private made: Span | undefined;
 
-  constructor(
-    readonly trace_id: string,
-    readonly end_time_unix_nano: number,
-    private source: unknown,
-    private readonly convert: (source: never) => Span,
-  ) {}
-
   get span(): Span {
-    if (this.made === undefined) {
-      this.made = this.convert(this.source as never);
-      this.source = undefined;
-    }
+    if (this.made === undefined) this.made = this.make();
     return this.made;
   }
+
+  protected abstract make(): Span;
 }
 
 /** What the store holds: a Span, or a LazySpan standing for one. */

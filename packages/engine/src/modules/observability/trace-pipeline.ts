@@ -12,9 +12,10 @@ import type { Logger } from '../../core/logger.js';
 import type { ObservabilityConfig } from './config.js';
 import { EngineTracer } from './engine-tracer.js';
 import type { ExportHealth } from './export-health.js';
-import { forEachSdkSpan, readableOfSdk, sdkSpanEnd, sdkSpanSize, spanOfSdk } from './sdk-spans.js';
+import { PooledIdGenerator } from './id-generator.js';
+import { forEachSdkSpan, readableOfSdk, sdkSpanSize } from './sdk-spans.js';
 import { MemorySpanProcessor, OtlpSpanProcessor } from './span-processors.js';
-import { LazySpan, SpanStore } from './span-store.js';
+import { SpanStore } from './span-store.js';
 
 /** The engine's trace pipeline: the OpenTelemetry tracer provider and where its spans (and SDKs' spans) go. */
 export class TracePipeline {
@@ -51,7 +52,12 @@ export class TracePipeline {
       this.export = otlp.health;
       processors.push(otlp);
     }
-    this.provider = new BasicTracerProvider({ resource: resourceFromAttributes(resource), sampler: samplerOf(config), spanProcessors: processors });
+    this.provider = new BasicTracerProvider({
+      resource: resourceFromAttributes(resource),
+      sampler: samplerOf(config),
+      spanProcessors: processors,
+      idGenerator: new PooledIdGenerator(),
+    });
     this.tracer = new EngineTracer(this.provider.getTracer('flint', scopeVersion));
   }
 
@@ -63,7 +69,7 @@ export class TracePipeline {
     let spans = 0;
     const rejected = forEachSdkSpan(request, (span) => {
       spans++;
-      this.store?.addLazy(new LazySpan(span.traceId, sdkSpanEnd(span), span, spanOfSdk), sdkSpanSize(span));
+      this.store?.addLazy(span, sdkSpanSize(span));
       this.otlp?.onEnd(readableOfSdk(span));
     });
     return { spans, rejected };
