@@ -5,6 +5,7 @@ import { initCommand } from './commands/init.js';
 import { list } from './commands/list.js';
 import { dlqDiscard, dlqList, dlqRedrive, queues } from './commands/queues.js';
 import { start } from './commands/start.js';
+import { tracesList, tracesShow } from './commands/traces.js';
 import { trigger } from './commands/trigger.js';
 import { CLI_VERSION } from './version.js';
 
@@ -123,6 +124,22 @@ export async function main(argv: string[]): Promise<number> {
   )
     .option('-t, --timeout-ms <n>', 'how long to wait for the run in milliseconds (default 30000)', positiveInt)
     .action((triggerId: string, opts) => print(() => cronRun(triggerId, opts)));
+
+  const traces = program
+    .command('traces')
+    .description('list recent traces; show one as a tree (traces show)')
+    .addHelpText('after', '\nWithout a command, flint traces lists (flint traces list): it takes --limit, --name, --errors, --json, --url and --token.');
+  connection(traces.command('list', { isDefault: true }).description('list the most recent traces (their root spans), newest first'))
+    .option('-l, --limit <n>', 'at most this many (default 20)', positiveInt)
+    .option('-n, --name <text>', 'only traces whose root span name contains this text')
+    .option('-e, --errors', 'only traces whose root span failed')
+    .action((opts) => print(() => tracesList(opts)));
+  connection(
+    traces
+      .command('show')
+      .argument('<trace-id>', 'a trace id (the TRACE ID column of flint traces)')
+      .description('show one trace as a tree: each span under the one it ran in, with its service, duration and status'),
+  ).action((traceId: string, opts) => print(() => tracesShow(traceId, opts)));
 
   program.addCommand(initCommand(report));
 

@@ -307,6 +307,78 @@ describe('flint queues and flint dlq', () => {
   });
 });
 
+describe('flint traces', () => {
+  let engine: Awaited<ReturnType<typeof startEngine>>;
+  let worker: Worker;
+  const traceId = '0af7651916cd43dd8448eb211c80319c';
+
+  beforeAll(async () => {
+    const config = join(dir, 'traces-config.yaml');
+    writeFileSync(config, 'bridge:\n  port: 0\nlog:\n  level: fatal\nmodules:\n  - name: flint-observability\n    config: { enabled: true }\n');
+    engine = await startEngine(['--config', config]);
+    worker = registerWorker(engine.url, { workerName: 'cli-traces-worker' });
+    worker.registerFunction('orders::create', async () => worker.trigger({ function_id: 'stock::reserve', payload: {} }));
+    worker.registerFunction('stock::reserve', () => ({ reserved: true }));
+    worker.registerFunction('test::fail', () => {
+      throw new Error('boom');
+    });
+    await worker.waitConnected();
+    await retry(() => worker.trigger({ function_id: 'orders::create', payload: {}, timeoutMs: 1000 }));
+  });
+
+  afterAll(async () => {
+    await worker?.shutdown();
+    engine?.child.kill('SIGTERM');
+    await exitOf(engine.child);
+  });
+
+  it('flint traces lists the newest traces; --errors and --name narrow it; show prints a trace as a tree', async () => {
+    await expect(worker.trigger({ function_id: 'test::fail', payload: {} })).rejects.toThrow('boom');
+    const list = await flint(['traces', '--url', engine.url]);
+    expect(list.code).toBe(0);
+    const [header, ...rows] = list.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^START\s+DURATION\s+STATUS\s+NAME\s+SERVICE\s+TRACE ID$/);
+    expect(rows[0]).toMatch(/\s+error\s+call test::fail\s+flint\s+[0-9a-f]{32}$/); // newest first
+    expect(rows.some((r) => /\s+ok\s+call orders::create\s+/.test(r))).toBe(true);
+    const errors = await flint(['traces', '--errors', '--url', engine.url]);
+    expect(
+      errors.stdout
+        .trimEnd()
+        .split('\n')
+        .slice(1)
+        .map((r) => r.includes('call test::fail')),
+    ).toEqual([true]);
+    expect((await flint(['traces', '--name', 'no-such', '--url', engine.url])).stdout).toBe('no kept trace matches\n');
+
+    const id = (/([0-9a-f]{32})$/.exec(rows.find((r) => r.includes('orders::create')) as string) as RegExpExecArray)[1] as string;
+    const show = await flint(['traces', 'show', id, '--url', engine.url]);
+    expect(show.code).toBe(0);
+    const lines = show.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^SPAN\s+SERVICE\s+DURATION\s+STATUS$/);
+    // The SPAN column: leading indent, then words with single spaces between them.
+    expect(lines.slice(1).map((l) => /^\s*\S+(?: \S+)*/.exec(l)?.[0])).toEqual(['call orders::create', '  call stock::reserve']);
+    const json = JSON.parse((await flint(['traces', 'show', id, '--json', '--url', engine.url])).stdout) as { roots: { name: string }[] };
+    expect(json.roots.map((r) => r.name)).toEqual(['call orders::create']);
+    expect((await flint(['traces', 'show', traceId, '--url', engine.url])).stdout).toBe(
+      `no spans of trace ${traceId} are kept (the store keeps the most recent ones)\n`,
+    );
+  });
+
+  it('flint traces against an engine without flint-observability says so', async () => {
+    const bareConfig = join(dir, 'no-modules-config.yaml');
+    writeFileSync(bareConfig, 'bridge:\n  port: 0\nlog:\n  level: fatal\nmodules: []\n');
+    const bare = await startEngine(['--config', bareConfig]);
+    try {
+      const run = await flint(['traces', '--url', bare.url]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe('function_not_found: the engine has no observability module loaded (add flint-observability to its config)\n');
+    } finally {
+      bare.child.kill('SIGTERM');
+      await exitOf(bare.child);
+    }
+  });
+});
+
 describe('flint cron', () => {
   let engine: Awaited<ReturnType<typeof startEngine>>;
   let worker: Worker;
