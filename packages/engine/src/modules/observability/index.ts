@@ -7,8 +7,7 @@ import { registerLogFunctions } from './log-functions.js';
 import { engineRecord } from './log-intake.js';
 import { type StoredLogRecord, levelRank } from './log-record.js';
 import { LogStore } from './log-store.js';
-import { logTriggerConfigSchema } from './log-trigger-match.js';
-import { LogTriggers } from './log-triggers.js';
+import { LOG_TRIGGER_TYPE, LogTriggers } from './log-triggers.js';
 import { ProcessGauges } from './process-gauges.js';
 import { PrometheusMetrics } from './prometheus.js';
 import { SdkMetricStore } from './sdk-metrics.js';
@@ -62,7 +61,7 @@ class ObservabilityModule implements EngineModule {
       if (store ? store.add(record) : c.logs_enabled) triggers.dispatch(record);
     };
     registerLogFunctions(ctx, store, resource, keep);
-    this.registerLogTrigger(ctx, triggers);
+    ctx.registerTriggerType(LOG_TRIGGER_TYPE, triggers);
     if (c.logs_enabled) {
       const least = levelRank(c.level);
       // Workers' lines come through engine::log::* (with their data and trace context), not the tap.
@@ -154,39 +153,6 @@ class ObservabilityModule implements EngineModule {
     ]);
     clearTimeout(timer);
     if (late) this.logger?.warn('the OTLP collector did not take the last spans and logs in time: what was still queued is dropped');
-  }
-
-  private registerLogTrigger(ctx: ModuleContext, triggers: LogTriggers): void {
-    ctx.registerTriggerType(
-      {
-        id: 'log',
-        description: 'Fires for each stored log record: config level? (exact, default all), min_level?, condition_function_id?',
-        trigger_request_format: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            level: { enum: ['all', 'trace', 'debug', 'info', 'warn', 'error', 'fatal'] },
-            min_level: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] },
-            condition_function_id: { type: 'string' },
-          },
-        },
-        configSchema: logTriggerConfigSchema,
-        call_request_format: {
-          type: 'object',
-          properties: {
-            trace_id: { type: ['string', 'null'] },
-            span_id: { type: ['string', 'null'] },
-            message: { type: 'string' },
-            level: { type: 'string' },
-            function_name: { type: ['string', 'null'] },
-            date: { type: 'string', format: 'date-time' },
-            attributes: { type: 'object' },
-            service_name: { type: 'string' },
-          },
-        },
-      },
-      triggers,
-    );
   }
 }
 

@@ -1,7 +1,7 @@
-import type { ModuleContext, TriggerRecord, TriggerTypeProvider } from '../../core/module-api.js';
+import type { ModuleContext, TriggerRecord, TriggerTypeDefinition, TriggerTypeProvider } from '../../core/module-api.js';
 import { type FiringTrigger, fireTrigger } from '../../lib/triggers.js';
 import type { StoredLogRecord } from './log-record.js';
-import { type LogTriggerConfig, TRIGGER_TYPE_ATTRIBUTE, logTriggerPayload, shouldFire } from './log-trigger-match.js';
+import { type LogTriggerConfig, TRIGGER_TYPE_ATTRIBUTE, logTriggerConfigSchema, logTriggerPayload, shouldFire } from './log-trigger-match.js';
 
 interface LogTrigger extends FiringTrigger {
   config: LogTriggerConfig;
@@ -37,3 +37,32 @@ export class LogTriggers implements TriggerTypeProvider<LogTriggerConfig> {
     }
   }
 }
+
+/** The `log` trigger type as flint-observability registers it. */
+export const LOG_TRIGGER_TYPE: TriggerTypeDefinition<LogTriggerConfig> = {
+  id: 'log',
+  description: 'Fires for each stored log record: config level? (exact, default all), min_level?, condition_function_id?',
+  trigger_request_format: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      level: { enum: ['all', 'trace', 'debug', 'info', 'warn', 'error', 'fatal'] },
+      min_level: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] },
+      condition_function_id: { type: 'string' },
+    },
+  },
+  configSchema: logTriggerConfigSchema,
+  call_request_format: {
+    type: 'object',
+    properties: {
+      trace_id: { type: ['string', 'null'] },
+      span_id: { type: ['string', 'null'] },
+      message: { type: 'string' },
+      level: { type: 'string' },
+      function_name: { type: ['string', 'null'] },
+      date: { type: 'string', format: 'date-time' },
+      attributes: { type: 'object' },
+      service_name: { type: 'string' },
+    },
+  },
+};
