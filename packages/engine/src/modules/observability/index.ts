@@ -2,14 +2,13 @@ import { createRequire } from 'node:module';
 import type { EngineModule, ModuleContext, ModuleDefinition } from '../../core/module-api.js';
 import { type ObservabilityConfig, observabilityConfigSchema } from './config.js';
 import { InvocationMetrics } from './invocation-metrics.js';
-import { OtlpLogExport } from './log-export.js';
 import { registerLogFunctions } from './log-functions.js';
 import { engineRecord } from './log-intake.js';
 import { type StoredLogRecord, levelRank } from './log-record.js';
 import { LogStore } from './log-store.js';
 import { LOG_TRIGGER_TYPE, LogTriggers } from './log-triggers.js';
 import { ProcessGauges } from './process-gauges.js';
-import { PrometheusMetrics } from './prometheus.js';
+import type { PrometheusMetrics } from './prometheus.js';
 import { SdkMetricStore } from './sdk-metrics.js';
 import { registerStatusFunctions } from './status-functions.js';
 import { TelemetryIntake } from './telemetry-intake.js';
@@ -53,7 +52,9 @@ class ObservabilityModule implements EngineModule {
       c.logs_enabled && c.logs_exporter !== 'otlp'
         ? new LogStore({ max_count: c.logs_max_count, max_bytes: c.logs_max_bytes, retention_seconds: c.logs_retention_seconds || undefined })
         : undefined;
-    const logExport = c.logs_enabled && c.logs_exporter !== 'memory' ? new OtlpLogExport(exportOptions, ctx.logger) : undefined;
+    // The exporters are large imports: loaded only when configured.
+    const logExport =
+      c.logs_enabled && c.logs_exporter !== 'memory' ? new (await import('./log-export.js')).OtlpLogExport(exportOptions, ctx.logger) : undefined;
     if (logExport) this.closers.push(() => logExport.shutdown());
     const triggers = new LogTriggers(ctx);
     const keep = (record: StoredLogRecord) => {
@@ -71,7 +72,7 @@ class ObservabilityModule implements EngineModule {
     }
 
     // ---- traces ----
-    const traces = c.enabled ? new TracePipeline(c, resource, ENGINE_VERSION, ctx.logger) : undefined;
+    const traces = c.enabled ? await TracePipeline.create(c, resource, ENGINE_VERSION, ctx.logger) : undefined;
     if (traces) {
       ctx.traceInvocations(traces.tracer);
       this.closers.push(() => traces.shutdown());
@@ -91,6 +92,7 @@ class ObservabilityModule implements EngineModule {
     let invocations: InvocationMetrics | undefined;
     if (c.metrics_enabled) {
       if (c.prometheus) {
+        const { PrometheusMetrics } = await import('./prometheus.js');
         prometheus = new PrometheusMetrics(resource, {
           inFlight: () => invocations?.inFlight ?? 0,
           activeWorkers: () => ctx.registry.workers().length,

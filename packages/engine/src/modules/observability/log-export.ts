@@ -4,7 +4,9 @@ import { BatchLogRecordProcessor, type LogRecordExporter, type ReadableLogRecord
 import type { Logger } from '../../core/logger.js';
 import { ExportHealth } from './export-health.js';
 import type { StoredLogRecord } from './log-record.js';
-import type { OtlpOptions } from './span-processors.js';
+import type { OtlpOptions } from './span-export.js';
+
+// Loaded only when logs are exported (`logs_exporter: otlp | both`).
 
 /**
  * Sends stored log records to an OTLP/HTTP collector (`logs_exporter: otlp | both`) as protobuf, through

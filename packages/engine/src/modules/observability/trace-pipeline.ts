@@ -14,7 +14,8 @@ import { EngineTracer } from './engine-tracer.js';
 import type { ExportHealth } from './export-health.js';
 import { PooledIdGenerator } from './id-generator.js';
 import { forEachSdkSpan, readableOfSdk, sdkSpanSize } from './sdk-spans.js';
-import { MemorySpanProcessor, OtlpSpanProcessor } from './span-processors.js';
+import type { OtlpSpanProcessor } from './span-export.js';
+import { MemorySpanProcessor } from './span-processors.js';
 import { SpanStore } from './span-store.js';
 
 /** The engine's trace pipeline: the OpenTelemetry tracer provider and where its spans (and SDKs' spans) go. */
@@ -27,7 +28,24 @@ export class TracePipeline {
   private readonly otlp: OtlpSpanProcessor | undefined;
   private readonly provider: BasicTracerProvider;
 
-  constructor(config: ObservabilityConfig, resource: Record<string, string>, scopeVersion: string, logger: Logger) {
+  /** A pipeline for `config`; the OTLP exporter is loaded only when spans are exported. */
+  static async create(config: ObservabilityConfig, resource: Record<string, string>, scopeVersion: string, logger: Logger): Promise<TracePipeline> {
+    if (config.exporter === 'memory') return new TracePipeline(config, resource, scopeVersion, undefined);
+    const { OtlpSpanProcessor } = await import('./span-export.js');
+    const otlp = new OtlpSpanProcessor(
+      {
+        endpoint: config.endpoint,
+        maxQueue: config.export_queue_size,
+        batchSize: config.export_batch_size,
+        flushIntervalMs: config.export_interval_ms,
+        timeoutMs: config.export_timeout_ms,
+      },
+      logger,
+    );
+    return new TracePipeline(config, resource, scopeVersion, otlp);
+  }
+
+  private constructor(config: ObservabilityConfig, resource: Record<string, string>, scopeVersion: string, otlp: OtlpSpanProcessor | undefined) {
     const processors: SpanProcessor[] = [];
     if (config.exporter !== 'otlp') {
       this.store = new SpanStore({
@@ -37,17 +55,7 @@ export class TracePipeline {
       });
       processors.push(new MemorySpanProcessor(this.store));
     }
-    if (config.exporter !== 'memory') {
-      const otlp = new OtlpSpanProcessor(
-        {
-          endpoint: config.endpoint,
-          maxQueue: config.export_queue_size,
-          batchSize: config.export_batch_size,
-          flushIntervalMs: config.export_interval_ms,
-          timeoutMs: config.export_timeout_ms,
-        },
-        logger,
-      );
+    if (otlp) {
       this.otlp = otlp;
       this.export = otlp.health;
       processors.push(otlp);
