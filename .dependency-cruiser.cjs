@@ -134,8 +134,16 @@ module.exports = {
       name: 'engine-adapter-family-not-to-other-family',
       comment: 'adapters/<family>/ never imports adapters/<other family>/: what families share lives in adapters/shared/.',
       severity: 'error',
-      from: { path: `${ENGINE}adapters/([^/]+)/`, pathNot: `${ENGINE}adapters/shared/` },
+      from: { path: `${ENGINE}adapters/([^/]+)/`, pathNot: `${ENGINE}adapters/(shared|stream)/` },
       to: { path: `${ENGINE}adapters/[^/]+/`, pathNot: `${ENGINE}adapters/($1|shared)/` },
+    },
+    {
+      name: 'engine-stream-adapters-build-on-kv-only',
+      comment:
+        'The one exception to the rule above: a stream store is a kv store (items) plus a fan-out of frames, so adapters/stream/ opens the kv family\'s stores; it imports no other family.',
+      severity: 'error',
+      from: { path: `${ENGINE}adapters/stream/` },
+      to: { path: `${ENGINE}adapters/[^/]+/`, pathNot: `${ENGINE}adapters/(stream|kv|shared)/` },
     },
 
     {

@@ -109,7 +109,11 @@ describe('the tarballs of npm run pack', () => {
       const manifest = JSON.parse(await ok('tar', ['-xzOf', join(packed, tarball(name)), 'package/package.json'], tmp)) as Record<string, unknown>;
       expect(manifest, name).toMatchObject({ name: `@flint/${name}`, version, type: 'module', license: 'Apache-2.0', engines: { node: '>=20.19' } });
       expect(manifest.description, name).toEqual(expect.any(String));
-      expect(manifest.exports, name).toEqual({ '.': { types: './dist/index.d.ts', default: './dist/index.js' } });
+      // One entry per package; the SDK adds its browser stream client, which must be in the tarball too.
+      const entry = { '.': { types: './dist/index.d.ts', default: './dist/index.js' } };
+      const streamClient = { './stream-client': { types: './dist/stream-client/index.d.ts', default: './dist/stream-client/index.js' } };
+      expect(manifest.exports, name).toEqual(name === 'sdk' ? { ...entry, ...streamClient } : entry);
+      if (name === 'sdk') expect(paths).toEqual(expect.arrayContaining(['package/dist/stream-client/index.js', 'package/dist/stream-client/index.d.ts']));
       // One version for all: each package depends on exactly this version of the others.
       const own = Object.entries((manifest.dependencies ?? {}) as Record<string, string>).filter(([dep]) => dep.startsWith('@flint/'));
       for (const [dep, range] of own) expect(range, `${name} → ${dep}`).toBe(version);

@@ -13,6 +13,7 @@ export type {
   Settlement,
   WaitingMessage,
 } from './adapters/queue/types.js';
+export type { StreamFrame, StreamGroups, StreamStore } from './adapters/stream/types.js';
 export { ConfigError, type ConfigProblem, DEFAULT_CONFIG_FILE } from './config/load.js';
 export type { EngineConfig, ResolvedModule } from './config/schema.js';
 export type { Holdup } from './core/lifecycle.js';

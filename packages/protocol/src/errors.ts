@@ -86,6 +86,13 @@ export const ERROR_CODES = {
     'Origin {origin} is not allowed on the bridge',
     'A WebSocket upgrade came from a web page whose origin is not in `bridge.allowed_origins`.',
   ),
+  stream_unauthorized: http(401, '{reason}', "The stream listener's auth function refused the connection (`allow: false`)."),
+  stream_forbidden: http(403, '{reason}', "The stream listener's auth function refused the connection with status 403."),
+  auth_unavailable: http(
+    503,
+    'auth function {function_id} failed: {reason}',
+    "The listener's auth function failed or did not answer in time, so the connection is refused.",
+  ),
   invalid_json: http(400, 'Request body is not valid JSON: {reason}', 'HTTP: the request body is not valid JSON.'),
   route_not_found: http(404, 'No route for {method} {path}', 'HTTP: no route matches the path.'),
   method_not_allowed: http(405, '{method} is not allowed on {path}', 'HTTP: the path has routes, but not for this method (the `Allow` header lists them).'),
@@ -132,6 +139,10 @@ export const CLOSE_CODES = {
   1001: { reason: 'engine shutting down', when: 'The engine stops (SIGINT/SIGTERM).' },
   1008: { reason: 'the {direction} end of this channel is already taken', when: 'A second socket tried to take a channel end.' },
   1009: { reason: 'frame exceeds {setting} ({limit} bytes)', when: 'A frame was larger than the listener allows (`bridge.max_frame_bytes`, default 8 MiB).' },
+  1013: {
+    reason: 'too slow: more than {limit} bytes of frames unsent ({setting})',
+    when: 'A stream client did not read its frames fast enough (`max_buffered_bytes` of flint-stream, default 4 MiB).',
+  },
 } as const;
 
 /** The reason text of a close code with its placeholders filled. */

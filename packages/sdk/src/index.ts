@@ -35,6 +35,20 @@ export {
   type StateUpdateResult,
 } from './state.js';
 export {
+  type OnStreamChangeOptions,
+  type OnStreamJoinLeaveOptions,
+  StreamClient,
+  type StreamInfo,
+  type StreamJoinResult,
+} from './stream.js';
+export type {
+  StreamJoinLeaveEvent,
+  StreamJoinLeaveTriggerConfig,
+  StreamMessage,
+  StreamMessageEvent,
+  StreamTriggerConfig,
+} from './stream-types.js';
+export {
   type Channel,
   type FunctionOptions,
   type FunctionRef,

@@ -1,5 +1,5 @@
 /**
- * What the module clients (`worker.state`, `worker.queue`) use of a Worker, kept structural to avoid an
+ * What the module clients (`worker.state`, `worker.queue`, `worker.stream`) use of a Worker, kept structural to avoid an
  * import cycle, and the one thing they both build: a function of this worker with a trigger for it.
  */
 export interface ClientHost {

@@ -3,6 +3,7 @@ import type { ReconnectOptions } from './backoff.js';
 import type { ChannelReader } from './channel-reader.js';
 import type { ChannelWriter } from './channel-writer.js';
 import type { CronTriggerConfig } from './cron.js';
+import type { StreamJoinLeaveTriggerConfig, StreamTriggerConfig } from './stream-types.js';
 
 // The public types of the SDK: worker options, handlers, registrations, calls and channels.
 
@@ -72,6 +73,9 @@ export interface FunctionRef {
  */
 export interface ModuleTriggerConfigs {
   cron: CronTriggerConfig;
+  stream: StreamTriggerConfig;
+  'stream:join': StreamJoinLeaveTriggerConfig;
+  'stream:leave': StreamJoinLeaveTriggerConfig;
 }
 
 /** A trigger to register: `config` is typed by `type` for the types of `ModuleTriggerConfigs`, else `C`. */

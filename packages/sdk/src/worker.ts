@@ -23,6 +23,7 @@ import { Invocations, invocationScope } from './invocations.js';
 import { QueueClient } from './queue.js';
 import { SpanRecorder } from './spans.js';
 import { StateClient } from './state.js';
+import { StreamClient } from './stream.js';
 import { type TriggerEntry, Triggers } from './triggers.js';
 import type {
   Channel,
@@ -71,6 +72,7 @@ export class Worker extends EventEmitter<{
   private readonly services = new Map<string, object>();
   private stateClient: StateClient | undefined;
   private queueClient: QueueClient | undefined;
+  private streamClient: StreamClient | undefined;
   private readonly spans: SpanRecorder | undefined;
 
   constructor(url?: string, options: WorkerOptions = {}) {
@@ -119,6 +121,12 @@ export class Worker extends EventEmitter<{
   get queue(): QueueClient {
     this.queueClient ??= new QueueClient(this);
     return this.queueClient;
+  }
+
+  /** A typed client for the stream module (`stream::*` functions, `stream`, `stream:join` and `stream:leave` triggers). */
+  get stream(): StreamClient {
+    this.streamClient ??= new StreamClient(this);
+    return this.streamClient;
   }
 
   /** `url` as messages show it: the value of a `?token=` is hidden. */

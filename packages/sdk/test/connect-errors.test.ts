@@ -67,7 +67,7 @@ describe('a worker pointed at a port where nothing listens', () => {
   });
 
   it('a bridge at its connection cap is named as such (HTTP 503), not as "no Flint bridge"', async () => {
-    const engine = await startTestEngine({ bridge: { max_connections: 1 } });
+    const engine = await startTestEngine({ bridge: { port: 0, max_connections: 1 } });
     const first = startWorker(engine.bridgeUrl);
     await first.waitConnected();
     const { worker, lines } = loggedWorker(engine.bridgeUrl);

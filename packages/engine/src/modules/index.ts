@@ -5,11 +5,13 @@ import { httpModule } from './http/index.js';
 import { observabilityModule } from './observability/index.js';
 import { queueModule } from './queue/index.js';
 import { stateModule } from './state/index.js';
+import { streamModule } from './stream/index.js';
 
 /** Modules the engine knows by name (the embedded defaults load all of them). */
 export const BUILTIN_MODULES: readonly ModuleDefinition[] = [
   httpModule as ModuleDefinition,
   stateModule as ModuleDefinition,
+  streamModule as ModuleDefinition,
   queueModule as ModuleDefinition,
   cronModule as ModuleDefinition,
   observabilityModule as ModuleDefinition,

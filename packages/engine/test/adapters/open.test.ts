@@ -90,9 +90,9 @@ describe('openAdapter', () => {
   });
 
   test('an unknown family fails with internal_error listing the known families', async () => {
-    const message = await invalid(openAdapter('stream' as 'kv', { name: 'redis' }, { configDir }));
-    expect(message).toContain('unknown adapter family "stream"');
-    expect(message).toContain('known: kv, queue, lock');
+    const message = await invalid(openAdapter('blob' as 'kv', { name: 'redis' }, { configDir }));
+    expect(message).toContain('unknown adapter family "blob"');
+    expect(message).toContain('known: kv, queue, lock, stream');
   });
 
   test('a reference that is not {name, config}, or a config the adapter’s schema rejects, fails with every problem and no config values', async () => {

@@ -98,6 +98,11 @@ export class RedisKvStore implements KvStore {
     return new RedisKvStore(connection, config);
   }
 
+  /** A store on a connection the caller opened (to run its own commands on it too); closing the store closes it. */
+  static on(connection: RedisConnection, config: RedisKvConfig): RedisKvStore {
+    return new RedisKvStore(connection, config);
+  }
+
   async get(scope: string, key: string): Promise<KvEntry> {
     const text = await this.call(() => this.redis.hget(this.hash(scope), key));
     return text === null ? { exists: false, value: null } : { exists: true, value: this.parse(text, scope, key) };

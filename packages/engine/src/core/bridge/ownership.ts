@@ -20,9 +20,10 @@ const ENGINE_TYPE_PREFIX = 'engine::';
 
 /**
  * A custom stream's functions, which workers provide by design: iii-sdk's `createStream(name, impl)`
- * registers `stream::get(name)`, `stream::set(name)`, … for the stream module to call.
+ * registers `stream::get(name)`, `stream::set(name)`, … for the stream module to call (`update` too, for
+ * workers that implement it).
  */
-const CUSTOM_STREAM_FUNCTION = /^stream::(get|set|delete|list|list_groups)\(.+\)$/;
+const CUSTOM_STREAM_FUNCTION = /^stream::(get|set|delete|list|list_groups|update)\(.+\)$/;
 
 /** Why a worker may not register function `id` (for the `function_id_reserved` message), or undefined when it may. */
 export function functionReservation(id: string, functions: FunctionRegistry): string | undefined {

@@ -1,0 +1,58 @@
+import type { KvEntry, KvUpdateResult, KvUpdater, KvWriteResult } from '../kv/types.js';
+
+/**
+ * A change or custom event of one stream group, as the module pushes it to subscribers: the routing
+ * fields and the frame's JSON text, serialised once for every socket and every engine.
+ */
+export interface StreamFrame {
+  stream: string;
+  group: string;
+  /** The item the frame is about; null for a group-wide custom event. */
+  id: string | null;
+  /** `{"type":"stream","timestamp":…,"streamName":…,"groupId":…,"id":…,"event":{…}}`. */
+  text: string;
+}
+
+/** One stream and the groups that hold at least one item. */
+export interface StreamGroups {
+  stream: string;
+  /** Sorted. */
+  groups: string[];
+}
+
+/**
+ * Where streams keep their items (stream → group → item → JSON value) and how their frames reach every
+ * engine that serves subscribers. Item methods are atomic per item and fail with `store_unavailable`
+ * when the backend cannot be used; stream and group names may hold any character, `:` included.
+ */
+export interface StreamStore {
+  /** `in_memory`, `file_based` or `redis`. */
+  readonly kind: string;
+  /** True when engines sharing the backend see each other's writes and frames (redis). */
+  readonly shared: boolean;
+  get(stream: string, group: string, item: string): Promise<KvEntry>;
+  set(stream: string, group: string, item: string, value: unknown): Promise<KvWriteResult>;
+  delete(stream: string, group: string, item: string): Promise<KvWriteResult>;
+  update<R>(stream: string, group: string, item: string, updater: KvUpdater<R>): Promise<KvUpdateResult<R>>;
+  /** The values of a group (no order promised); `[]` for an unknown group. */
+  list(stream: string, group: string): Promise<unknown[]>;
+  /** The groups of a stream that hold at least one item, sorted. */
+  listGroups(stream: string): Promise<string[]>;
+  /** Every stream with its groups, sorted by stream name. */
+  listAll(): Promise<StreamGroups[]>;
+  /**
+   * Hands a frame to every listener of this engine at once (synchronously) and, for a shared store, to
+   * the listeners of every other engine. A frame that cannot reach the other engines is reported to
+   * the adapter's log, never thrown: the write it announces is already stored.
+   */
+  publish(frame: StreamFrame): void;
+  /** Calls `listener` with every published frame (this engine's and, when shared, the others') until the returned function is called. */
+  subscribe(listener: (frame: StreamFrame) => void): () => void;
+  close(): Promise<void>;
+}
+
+declare module '../../core/api/adapters.js' {
+  interface AdapterFamilies {
+    stream: StreamStore;
+  }
+}

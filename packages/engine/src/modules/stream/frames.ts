@@ -1,0 +1,58 @@
+import type { StreamFrame } from '../../adapters/stream/types.js';
+
+/** What a frame to subscribers says happened (`event` of the wrapper). */
+export type StreamEvent =
+  | { type: 'sync' | 'create' | 'update' | 'delete'; data: unknown }
+  | { type: 'event'; event: { type: string; data: unknown } }
+  | { type: 'unauthorized' };
+
+/** The wrapper every frame to subscribers (and every `stream` trigger payload) has. */
+export interface StreamMessage {
+  type: 'stream';
+  /** Unix ms. */
+  timestamp: number;
+  streamName: string;
+  groupId: string;
+  id: string | null;
+  event: StreamEvent;
+}
+
+export function streamMessage(stream: string, group: string, id: string | null, event: StreamEvent): StreamMessage {
+  return { type: 'stream', timestamp: Date.now(), streamName: stream, groupId: group, id, event };
+}
+
+/** The message as a frame: serialised once, for every socket and every engine. */
+export function frameOf(message: StreamMessage): StreamFrame {
+  return { stream: message.streamName, group: message.groupId, id: message.id, text: JSON.stringify(message) };
+}
+
+/** A client's join or leave: `{"type":"join"|"leave","data":{"subscriptionId","streamName","groupId","id"?}}`. */
+export interface ClientRequest {
+  type: 'join' | 'leave';
+  subscriptionId: string;
+  stream: string;
+  group: string;
+  /** The item of an item-level subscription; null for the whole group. */
+  item: string | null;
+}
+
+/** Reads a client frame; undefined when it is not a well-formed join or leave (the frame is then ignored). */
+export function parseClientFrame(text: string): ClientRequest | undefined {
+  let frame: unknown;
+  try {
+    frame = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof frame !== 'object' || frame === null) return undefined;
+  const { type, data } = frame as { type?: unknown; data?: unknown };
+  if ((type !== 'join' && type !== 'leave') || typeof data !== 'object' || data === null) return undefined;
+  const { subscriptionId, streamName, groupId, id } = data as Record<string, unknown>;
+  if (!isName(subscriptionId) || !isName(streamName) || !isName(groupId)) return undefined;
+  if (id !== undefined && id !== null && !isName(id)) return undefined;
+  return { type, subscriptionId, stream: streamName, group: groupId, item: typeof id === 'string' ? id : null };
+}
+
+function isName(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= 1024;
+}

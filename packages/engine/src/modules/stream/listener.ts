@@ -1,0 +1,97 @@
+import { type IncomingMessage, STATUS_CODES, type Server, createServer } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type ErrorCode, errorStatus, formatError } from '@flint/protocol';
+import type { EngineWebSocketServer, ModuleContext } from '../../core/module-api.js';
+import { authInput, authorize } from './auth.js';
+import type { StreamConfig } from './config.js';
+import type { ClientRequest } from './frames.js';
+import type { StreamSessions } from './sessions.js';
+
+/** The subscription id of the one a `/stream/<stream>/<group>[/<item>]` URL makes on connect. */
+export const PATH_SUBSCRIPTION_ID = 'path';
+
+/**
+ * The stream listener: WebSocket upgrades to `/` (subscriptions by join frames) or to
+ * `/stream/<stream>/<group>[/<item>]` (that subscription made on connect; names percent-encoded), each
+ * checked by the auth function first when one is configured. Plain HTTP requests get 426.
+ */
+export class StreamListener {
+  readonly server: Server;
+  private readonly sockets: EngineWebSocketServer;
+
+  constructor(
+    private readonly ctx: ModuleContext,
+    private readonly config: StreamConfig,
+    private readonly sessions: StreamSessions,
+  ) {
+    this.sockets = ctx.webSocketServer({ maxPayloadBytes: config.max_frame_bytes, limitSetting: 'max_frame_bytes', pingIntervalMs: config.ping_interval_ms });
+    this.server = createServer((_req, res) => {
+      const body = JSON.stringify({ error: 'This is the Flint stream listener: connect with a WebSocket', code: 'upgrade_required' });
+      res.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket', connection: 'close' }).end(body);
+    });
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.onUpgrade(req, socket, head));
+  }
+
+  async listen(): Promise<void> {
+    const { host, port, max_connections, headers_timeout_ms } = this.config;
+    await this.ctx.listen({
+      name: 'stream',
+      host,
+      port,
+      portKey: 'port',
+      server: this.server,
+      scheme: 'ws',
+      maxConnections: max_connections,
+      maxConnectionsKey: 'max_connections',
+      headersTimeoutMs: headers_timeout_ms,
+    });
+  }
+
+  private async onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    // node:http hands the socket over without an error listener: a client resetting it must not stop the engine.
+    socket.on('error', (err) => this.ctx.logger.debug(`stream upgrade socket error: ${err.message}`));
+    const url = new URL(req.url ?? '/', 'http://stream');
+    const initial = url.pathname === '/' ? undefined : pathSubscription(url.pathname);
+    if (initial === null) return refuse(socket, 'not_found', formatError('not_found', { path: url.pathname }));
+    let context: unknown = null;
+    if (this.config.auth_function) {
+      const outcome = await authorize(this.ctx, this.config.auth_function, authInput(req, url), this.config.auth_timeout_ms);
+      if (!outcome.allowed) return refuse(socket, outcome.code, outcome.message);
+      context = outcome.context;
+      if (socket.destroyed) return;
+    }
+    this.sockets.handleUpgrade(req, socket, head, (ws) => {
+      const ip = req.socket.remoteAddress ?? '';
+      this.sessions.open(ws, `${ip.includes(':') ? `[${ip}]` : ip}:${req.socket.remotePort ?? 0}`, context, initial);
+      const heartbeat = this.sockets.keepAlive(ws);
+      // Any frame shows the client is alive, not only a pong.
+      ws.on('message', () => {
+        heartbeat.alive = true;
+      });
+    });
+  }
+}
+
+/** The subscription of a `/stream/<stream>/<group>[/<item>]` path; null for any other path. */
+export function pathSubscription(pathname: string): ClientRequest | null {
+  const parts = pathname.replace(/\/+$/, '').split('/');
+  if (parts[1] !== 'stream' || parts.length < 4 || parts.length > 5) return null;
+  let names: string[];
+  try {
+    names = parts.slice(2).map((part) => decodeURIComponent(part));
+  } catch {
+    return null;
+  }
+  const [stream, group, item] = names;
+  if (!stream || !group || item === '') return null;
+  return { type: 'join', subscriptionId: PATH_SUBSCRIPTION_ID, stream, group, item: item ?? null };
+}
+
+/** Answers a refused upgrade with the code's HTTP status and a JSON body `{error, code}`, and closes the socket. */
+function refuse(socket: Duplex, code: ErrorCode, message: string): void {
+  const text = JSON.stringify({ error: message, code });
+  const status = errorStatus(code);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+  );
+}
