@@ -140,7 +140,7 @@ module.exports = {
     {
       name: 'engine-stream-adapters-build-on-kv-only',
       comment:
-        'The one exception to the rule above: a stream store is a kv store (items) plus a fan-out of frames, so adapters/stream/ opens the kv family\'s stores; it imports no other family.',
+        "The one exception to the rule above: a stream store is a kv store (items) plus a fan-out of frames, so adapters/stream/ opens the kv family's stores; it imports no other family.",
       severity: 'error',
       from: { path: `${ENGINE}adapters/stream/` },
       to: { path: `${ENGINE}adapters/[^/]+/`, pathNot: `${ENGINE}adapters/(stream|kv|shared)/` },

@@ -15,16 +15,24 @@ export const REDIS_UPDATE_MAX_ATTEMPTS = 50;
  * with arrays and integers only: how a Lua `false`/`nil` reaches the client differs between RESP2 and RESP3.
  */
 
-/** Sets a field and replies `{1, old}` or `{0}`. */
+/**
+ * Sets a field and replies `{1, old}` or `{0}`. With a notice (ARGV[3] = channel), it also PUBLISHes
+ * ARGV[4] .. (ARGV[5] for a new field, ARGV[6] for an existing one) .. ARGV[7].
+ */
 const SET_LUA = `local old = redis.call('HGET', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if ARGV[3] then redis.call('PUBLISH', ARGV[3], ARGV[4] .. (old and ARGV[6] or ARGV[5]) .. ARGV[7]) end
 if old then return {1, old} end
 return {0}`;
 
-/** Deletes a field (the hash disappears with its last field) and replies `{1, old}` or `{0}`. */
+/**
+ * Deletes a field (the hash disappears with its last field) and replies `{1, old}` or `{0}`. With a notice
+ * (ARGV[2] = channel) and a field deleted, it also PUBLISHes ARGV[3] .. old .. ARGV[4].
+ */
 const DELETE_LUA = `local old = redis.call('HGET', KEYS[1], ARGV[1])
 if old then
   redis.call('HDEL', KEYS[1], ARGV[1])
+  if ARGV[2] then redis.call('PUBLISH', ARGV[2], ARGV[3] .. old .. ARGV[4]) end
   return {1, old}
 end
 return {0}`;
@@ -40,22 +48,48 @@ elseif cur then
   return 0
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
+if ARGV[5] then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
 return 1`;
 
 type ScriptReply = [0] | [1, string];
 
 /** The client with the scripts above registered through `defineCommand` (EVALSHA, falling back to EVAL). */
 interface ScriptedRedis extends Redis {
-  flintKvSet(hash: string, field: string, json: string): Promise<ScriptReply>;
-  flintKvDelete(hash: string, field: string): Promise<ScriptReply>;
-  flintKvCas(hash: string, field: string, existed: '0' | '1', expected: string, json: string): Promise<number>;
+  flintKvSet(hash: string, field: string, json: string, ...notice: string[]): Promise<ScriptReply>;
+  flintKvDelete(hash: string, field: string, ...notice: string[]): Promise<ScriptReply>;
+  flintKvCas(hash: string, field: string, existed: '0' | '1', expected: string, json: string, ...notice: string[]): Promise<number>;
 }
+
+/**
+ * A message a write PUBLISHes on `channel` from inside its own script, so that subscribers see the notices
+ * of one Redis in the order the writes were stored. For a set, its text is `before`, then `ifNew` or
+ * `ifExisted` (whether the key existed), then `after`.
+ */
+export interface RedisSetNotice {
+  channel: string;
+  before: string;
+  ifNew: string;
+  ifExisted: string;
+  after: string;
+}
+
+/** For a delete that removed a key: `before`, the old value's JSON text, `after`. Nothing when no key was removed. */
+export interface RedisDeleteNotice {
+  channel: string;
+  before: string;
+  after: string;
+}
+
+/** For an update: the message, made once the current entry and the new value are known. */
+export type RedisUpdateNotice = (existed: boolean, newValue: unknown) => { channel: string; text: string };
 
 /**
  * `redis`: one hash per scope (`${key_prefix}${scope}`), field = key, value = JSON text, so several engines
  * sharing one Redis share the state.
  *
  * - `set` / `delete` are single Lua scripts that also return the previous value.
+ * - Each write can PUBLISH a notice from inside its script (the stream adapter's frames), so that
+ *   subscribers see the notices in the order the writes were stored, whichever engine made them.
  * - `update` runs the (pure, JavaScript) updater optimistically: read the field, compute, then a Lua
  *   compare-and-set writes only if the field still holds what was read; otherwise read again and retry
  *   (bounded). Updates of one key inside this store are queued locally first, so only writers in other
@@ -108,22 +142,24 @@ export class RedisKvStore implements KvStore {
     return text === null ? { exists: false, value: null } : { exists: true, value: this.parse(text, scope, key) };
   }
 
-  async set(scope: string, key: string, value: unknown): Promise<KvWriteResult> {
-    const reply = await this.call(() => this.redis.flintKvSet(this.hash(scope), key, encode(value)));
+  async set(scope: string, key: string, value: unknown, notice?: RedisSetNotice): Promise<KvWriteResult> {
+    const extra = notice ? [notice.channel, notice.before, notice.ifNew, notice.ifExisted, notice.after] : [];
+    const reply = await this.call(() => this.redis.flintKvSet(this.hash(scope), key, encode(value), ...extra));
     return this.writeResult(reply, scope, key);
   }
 
-  async delete(scope: string, key: string): Promise<KvWriteResult> {
-    const reply = await this.call(() => this.redis.flintKvDelete(this.hash(scope), key));
+  async delete(scope: string, key: string, notice?: RedisDeleteNotice): Promise<KvWriteResult> {
+    const extra = notice ? [notice.channel, notice.before, notice.after] : [];
+    const reply = await this.call(() => this.redis.flintKvDelete(this.hash(scope), key, ...extra));
     return this.writeResult(reply, scope, key);
   }
 
-  update<R>(scope: string, key: string, updater: KvUpdater<R>): Promise<KvUpdateResult<R>> {
+  update<R>(scope: string, key: string, updater: KvUpdater<R>, notice?: RedisUpdateNotice): Promise<KvUpdateResult<R>> {
     const queueKey = `${this.hash(scope)}\n${key}`;
     const previous = this.updateQueues.get(queueKey) ?? Promise.resolve();
     const run = previous.then(
-      () => this.updateNow(scope, key, updater),
-      () => this.updateNow(scope, key, updater),
+      () => this.updateNow(scope, key, updater, notice),
+      () => this.updateNow(scope, key, updater, notice),
     );
     const tail = run.catch(() => {});
     this.updateQueues.set(queueKey, tail);
@@ -157,14 +193,16 @@ export class RedisKvStore implements KvStore {
 
   // -------------------------------------------------------------------------------------------
 
-  private async updateNow<R>(scope: string, key: string, updater: KvUpdater<R>): Promise<KvUpdateResult<R>> {
+  private async updateNow<R>(scope: string, key: string, updater: KvUpdater<R>, notice: RedisUpdateNotice | undefined): Promise<KvUpdateResult<R>> {
     const hash = this.hash(scope);
     for (let attempt = 1; attempt <= REDIS_UPDATE_MAX_ATTEMPTS; attempt++) {
       const text = await this.call(() => this.redis.hget(hash, key));
       const current: KvEntry = text === null ? { exists: false, value: null } : { exists: true, value: this.parse(text, scope, key) };
       // The updater runs outside `call`: what it throws is the caller's error, not the store's.
       const { value, extra } = updater(current);
-      const written = await this.call(() => this.redis.flintKvCas(hash, key, text === null ? '0' : '1', text ?? '', encode(value)));
+      const message = notice?.(current.exists, value);
+      const publish = message ? [message.channel, message.text] : [];
+      const written = await this.call(() => this.redis.flintKvCas(hash, key, text === null ? '0' : '1', text ?? '', encode(value), ...publish));
       if (written === 1) return { existed: current.exists, old_value: current.value, new_value: value, extra };
       // Another engine wrote the key between the read and the write; after a few lost races back off a little.
       if (attempt >= 3) await sleep(Math.random() * Math.min(attempt * 2, 50));

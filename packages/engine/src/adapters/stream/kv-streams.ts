@@ -1,10 +1,11 @@
 import type { KvEntry, KvStore, KvUpdateResult, KvUpdater, KvWriteResult } from '../kv/types.js';
 import { groupScope, parseGroupScope, streamsOfScopes } from './group-scope.js';
-import type { StreamFrame, StreamGroups, StreamStore } from './types.js';
+import type { FrameParts, StreamFrame, StreamGroups, StreamStore, UpdateFrame } from './types.js';
 
 /**
- * Streams on a kv store: one scope per stream group (group-scope.ts), item ids as keys. Frames go to this
- * engine's listeners only; `RedisStreamStore` extends it to reach other engines.
+ * Streams on a kv store: one scope per stream group (group-scope.ts), item ids as keys. A write's frame
+ * goes to this engine's listeners as soon as the write is stored; `RedisStreamStore` extends it to reach
+ * other engines.
  */
 export class KvStreamStore implements StreamStore {
   readonly shared: boolean = false;
@@ -20,16 +21,22 @@ export class KvStreamStore implements StreamStore {
     return this.kv.get(groupScope(stream, group), item);
   }
 
-  set(stream: string, group: string, item: string, value: unknown): Promise<KvWriteResult> {
-    return this.kv.set(groupScope(stream, group), item, value);
+  async set(stream: string, group: string, item: string, value: unknown, frame: FrameParts): Promise<KvWriteResult> {
+    const result = await this.kv.set(groupScope(stream, group), item, value);
+    this.deliver({ stream, group, id: item, text: frame.before + (result.existed ? 'update' : 'create') + frame.after });
+    return result;
   }
 
-  delete(stream: string, group: string, item: string): Promise<KvWriteResult> {
-    return this.kv.delete(groupScope(stream, group), item);
+  async delete(stream: string, group: string, item: string, frame: FrameParts): Promise<KvWriteResult> {
+    const result = await this.kv.delete(groupScope(stream, group), item);
+    if (result.existed) this.deliver({ stream, group, id: item, text: frame.before + (JSON.stringify(result.old_value) ?? 'null') + frame.after });
+    return result;
   }
 
-  update<R>(stream: string, group: string, item: string, updater: KvUpdater<R>): Promise<KvUpdateResult<R>> {
-    return this.kv.update(groupScope(stream, group), item, updater);
+  async update<R>(stream: string, group: string, item: string, updater: KvUpdater<R>, frame: UpdateFrame): Promise<KvUpdateResult<R>> {
+    const result = await this.kv.update(groupScope(stream, group), item, updater);
+    this.deliver({ stream, group, id: item, text: frame(result.existed, result.new_value) });
+    return result;
   }
 
   list(stream: string, group: string): Promise<unknown[]> {
@@ -49,7 +56,7 @@ export class KvStreamStore implements StreamStore {
     return streamsOfScopes(await this.kv.listGroups());
   }
 
-  publish(frame: StreamFrame): void {
+  async publish(frame: StreamFrame): Promise<void> {
     this.deliver(frame);
   }
 
@@ -65,6 +72,13 @@ export class KvStreamStore implements StreamStore {
 
   /** Hands a frame to this engine's listeners. */
   protected deliver(frame: StreamFrame): void {
-    for (const listener of this.listeners) listener(frame);
+    for (const listener of this.listeners) {
+      try {
+        listener(frame);
+      } catch {
+        // A listener's failure is its own (the module's listener reports its errors itself): it must not
+        // fail the write that is already stored, nor reach the Redis client's event handler.
+      }
+    }
   }
 }

@@ -1,11 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { AdapterFactory } from '../../core/api/adapters.js';
 import { RedisKvStore } from '../kv/redis.js';
+import type { KvUpdateResult, KvUpdater, KvWriteResult } from '../kv/types.js';
 import type { AdapterLog } from '../shared/log.js';
 import { RedisConnection } from '../shared/redis-connection.js';
+import { groupScope } from './group-scope.js';
 import { KvStreamStore } from './kv-streams.js';
-import type { StreamFrame } from './types.js';
+import type { FrameParts, StreamFrame, UpdateFrame } from './types.js';
 
 export const redisStreamConfigSchema = z
   .strictObject({
@@ -20,33 +21,34 @@ export const redisStreamConfigSchema = z
 export type RedisStreamConfig = z.output<typeof redisStreamConfigSchema>;
 
 /**
- * `redis`: a hash per stream group (the redis kv store's layout and scripts) and Redis pub/sub for frames,
- * so that subscribers on every engine sharing the Redis (and the prefix) see every engine's writes.
+ * `redis`: a hash per stream group (the redis kv store's layout) and Redis pub/sub for frames, so that
+ * subscribers on every engine sharing the Redis (and the prefix) see every engine's writes.
  *
- * A frame is delivered to this engine's listeners at once and PUBLISHed as `<engine id>\n<frame text>`;
- * each engine skips its own on the way back. The subscriber has a connection of its own (a subscribed
- * connection can run nothing else); ioredis subscribes again when Redis comes back. Frames published
- * while Redis is down are lost for the other engines (pub/sub keeps nothing), which the log says once
- * per outage; the writes themselves fail with store_unavailable meanwhile.
+ * Each write PUBLISHes its frame from inside its own Lua script, and every engine (the writer too) takes
+ * the frames from its subscription: all engines see the frames in the order the writes were stored, so
+ * a subscriber always ends with the value Redis holds, whoever wrote last. The subscriber has a
+ * connection of its own (a subscribed connection can run nothing else); ioredis subscribes again when
+ * Redis comes back. Pub/sub keeps nothing: a client connected to an engine whose subscription was down
+ * misses those frames (it gets the current values when it joins again).
  */
 export class RedisStreamStore extends KvStreamStore {
   override readonly shared = true;
-  private readonly origin = randomUUID();
   private readonly channel: string;
-  private publishFailing = false;
+  private readonly items: RedisKvStore;
 
   private constructor(
     private readonly commands: RedisConnection,
     private readonly subscriber: RedisConnection,
     config: RedisStreamConfig,
-    private readonly logger: AdapterLog | undefined,
   ) {
-    super(RedisKvStore.on(commands, config));
+    const items = RedisKvStore.on(commands, config);
+    super(items);
+    this.items = items;
     this.channel = `${config.key_prefix}events`;
     subscriber.client.on('message', (_channel: string, message: string) => this.receive(message));
     // ioredis subscribes again by itself when Redis comes back; asking once more covers a SUBSCRIBE lost
-    // in the reconnection (subscribing twice to a channel is harmless).
-    // (The connection was opened before this listener was added: every 'ready' it sees is a reconnection.)
+    // in the reconnection (subscribing twice to a channel is harmless). The connection was opened before
+    // this listener was added: every 'ready' it sees is a reconnection.
     subscriber.client.on('ready', () => {
       void subscriber.call(() => subscriber.client.subscribe(this.channel)).catch(() => {});
     });
@@ -62,7 +64,7 @@ export class RedisStreamStore extends KvStreamStore {
       await commands.close();
       throw err;
     }
-    const store = new RedisStreamStore(commands, subscriber, config, logger);
+    const store = new RedisStreamStore(commands, subscriber, config);
     try {
       await subscriber.call(() => subscriber.client.subscribe(store.channel));
     } catch (err) {
@@ -76,22 +78,21 @@ export class RedisStreamStore extends KvStreamStore {
     return 'redis';
   }
 
-  override publish(frame: StreamFrame): void {
-    this.deliver(frame);
-    this.commands
-      .call(() => this.commands.client.publish(this.channel, `${this.origin}\n${frame.text}`))
-      .then(
-        () => {
-          if (!this.publishFailing) return;
-          this.publishFailing = false;
-          this.logger?.info(`stream frames reach the other engines again (channel ${this.channel})`);
-        },
-        (err: Error) => {
-          if (this.publishFailing) return;
-          this.publishFailing = true;
-          this.logger?.warn(`stream frames cannot reach the other engines: ${err.message}`);
-        },
-      );
+  override set(stream: string, group: string, item: string, value: unknown, frame: FrameParts): Promise<KvWriteResult> {
+    const notice = { channel: this.channel, before: frame.before, ifNew: 'create', ifExisted: 'update', after: frame.after };
+    return this.items.set(groupScope(stream, group), item, value, notice);
+  }
+
+  override delete(stream: string, group: string, item: string, frame: FrameParts): Promise<KvWriteResult> {
+    return this.items.delete(groupScope(stream, group), item, { channel: this.channel, ...frame });
+  }
+
+  override update<R>(stream: string, group: string, item: string, updater: KvUpdater<R>, frame: UpdateFrame): Promise<KvUpdateResult<R>> {
+    return this.items.update(groupScope(stream, group), item, updater, (existed, value) => ({ channel: this.channel, text: frame(existed, value) }));
+  }
+
+  override async publish(frame: StreamFrame): Promise<void> {
+    await this.commands.call(() => this.commands.client.publish(this.channel, frame.text));
   }
 
   override async close(): Promise<void> {
@@ -99,17 +100,17 @@ export class RedisStreamStore extends KvStreamStore {
     await super.close();
   }
 
-  private receive(message: string): void {
-    const newline = message.indexOf('\n');
-    if (newline < 0 || message.slice(0, newline) === this.origin) return;
-    const text = message.slice(newline + 1);
-    let parsed: { streamName?: unknown; groupId?: unknown; id?: unknown };
+  /** A frame from the channel: the routing fields are read back from its text. */
+  private receive(text: string): void {
+    let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
       return;
     }
-    const { streamName, groupId, id } = parsed;
+    // Anything may be published on the channel: only a frame object is delivered.
+    if (typeof parsed !== 'object' || parsed === null) return;
+    const { streamName, groupId, id } = parsed as { streamName?: unknown; groupId?: unknown; id?: unknown };
     if (typeof streamName !== 'string' || typeof groupId !== 'string') return;
     this.deliver({ stream: streamName, group: groupId, id: typeof id === 'string' ? id : null, text });
   }

@@ -13,6 +13,19 @@ export interface StreamFrame {
   text: string;
 }
 
+/**
+ * A write's frame, in two parts around what only the store knows at the moment of the write: for a set,
+ * the event type (`before` + `create` or `update` + `after`); for a delete, the old value's JSON text
+ * (`before` + old + `after`; no frame when nothing was deleted).
+ */
+export interface FrameParts {
+  before: string;
+  after: string;
+}
+
+/** An update's frame, made once the store knows whether the item existed and its new value. */
+export type UpdateFrame = (existed: boolean, newValue: unknown) => string;
+
 /** One stream and the groups that hold at least one item. */
 export interface StreamGroups {
   stream: string;
@@ -24,6 +37,10 @@ export interface StreamGroups {
  * Where streams keep their items (stream → group → item → JSON value) and how their frames reach every
  * engine that serves subscribers. Item methods are atomic per item and fail with `store_unavailable`
  * when the backend cannot be used; stream and group names may hold any character, `:` included.
+ *
+ * A write and its frame are one step: the frame reaches the listeners of every engine in the order the
+ * writes were stored (so a subscriber ends with the value the store holds), and only once the write
+ * succeeded.
  */
 export interface StreamStore {
   /** `in_memory`, `file_based` or `redis`. */
@@ -31,9 +48,9 @@ export interface StreamStore {
   /** True when engines sharing the backend see each other's writes and frames (redis). */
   readonly shared: boolean;
   get(stream: string, group: string, item: string): Promise<KvEntry>;
-  set(stream: string, group: string, item: string, value: unknown): Promise<KvWriteResult>;
-  delete(stream: string, group: string, item: string): Promise<KvWriteResult>;
-  update<R>(stream: string, group: string, item: string, updater: KvUpdater<R>): Promise<KvUpdateResult<R>>;
+  set(stream: string, group: string, item: string, value: unknown, frame: FrameParts): Promise<KvWriteResult>;
+  delete(stream: string, group: string, item: string, frame: FrameParts): Promise<KvWriteResult>;
+  update<R>(stream: string, group: string, item: string, updater: KvUpdater<R>, frame: UpdateFrame): Promise<KvUpdateResult<R>>;
   /** The values of a group (no order promised); `[]` for an unknown group. */
   list(stream: string, group: string): Promise<unknown[]>;
   /** The groups of a stream that hold at least one item, sorted. */
@@ -41,11 +58,11 @@ export interface StreamStore {
   /** Every stream with its groups, sorted by stream name. */
   listAll(): Promise<StreamGroups[]>;
   /**
-   * Hands a frame to every listener of this engine at once (synchronously) and, for a shared store, to
-   * the listeners of every other engine. A frame that cannot reach the other engines is reported to
-   * the adapter's log, never thrown: the write it announces is already stored.
+   * Hands a frame that announces no write of this store (a custom event, a worker's own storage) to the
+   * listeners of this engine and, for a shared store, of every other engine; rejects with
+   * `store_unavailable` when it cannot reach them.
    */
-  publish(frame: StreamFrame): void;
+  publish(frame: StreamFrame): Promise<void>;
   /** Calls `listener` with every published frame (this engine's and, when shared, the others') until the returned function is called. */
   subscribe(listener: (frame: StreamFrame) => void): () => void;
   close(): Promise<void>;

@@ -24,8 +24,8 @@ const SLOW_CLOSE_GRACE_MS = 1000;
 
 /**
  * A client connection of the stream listener: its subscriptions, the context its auth function gave it,
- * and a send that never lets its unsent frames grow past `maxBufferedBytes` (the client is dropped
- * instead, with 1013, so one slow reader costs the engine a bounded amount of memory).
+ * and a send that never lets its unsent frames grow past `maxBufferedBytes` (plus one frame; the client is
+ * dropped instead, with 1013, so one slow reader costs the engine a bounded amount of memory).
  */
 export class StreamConnection implements Subscriber {
   readonly subscriptions = new Map<string, Subscription>();
@@ -43,12 +43,23 @@ export class StreamConnection implements Subscriber {
     return !this.dropping && this.ws.readyState === this.ws.OPEN;
   }
 
-  deliver(text: string, stream: string, bytes: number = Buffer.byteLength(text)): void {
-    if (!this.open) return;
+  /** Sends a frame made for this connection alone (a sync, a refusal), counting it. */
+  deliver(text: string, stream: string): void {
+    const frame = Buffer.from(text);
+    if (this.send(frame)) this.options.stats.sent(stream, 1, frame.length);
+  }
+
+  send(frame: Buffer): boolean {
+    if (!this.open) return false;
+    // A client that has read everything gets the next frame whatever its size (a large group's sync):
+    // only frames piling up behind unread ones count against the cap.
     const buffered = this.ws.bufferedAmount;
-    if (buffered + bytes > this.options.maxBufferedBytes) return this.drop(buffered);
-    this.ws.send(text);
-    this.options.stats.sent(stream, bytes);
+    if (buffered > 0 && buffered + frame.length > this.options.maxBufferedBytes) {
+      this.drop(buffered);
+      return false;
+    }
+    this.ws.send(frame, { binary: false });
+    return true;
   }
 
   private drop(buffered: number): void {

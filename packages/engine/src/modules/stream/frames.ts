@@ -1,4 +1,4 @@
-import type { StreamFrame } from '../../adapters/stream/types.js';
+import type { FrameParts, StreamFrame } from '../../adapters/stream/types.js';
 
 /** What a frame to subscribers says happened (`event` of the wrapper). */
 export type StreamEvent =
@@ -17,13 +17,31 @@ export interface StreamMessage {
   event: StreamEvent;
 }
 
-export function streamMessage(stream: string, group: string, id: string | null, event: StreamEvent): StreamMessage {
-  return { type: 'stream', timestamp: Date.now(), streamName: stream, groupId: group, id, event };
+export function streamMessage(stream: string, group: string, id: string | null, event: StreamEvent, timestamp = Date.now()): StreamMessage {
+  return { type: 'stream', timestamp, streamName: stream, groupId: group, id, event };
 }
 
 /** The message as a frame: serialised once, for every socket and every engine. */
 export function frameOf(message: StreamMessage): StreamFrame {
   return { stream: message.streamName, group: message.groupId, id: message.id, text: JSON.stringify(message) };
+}
+
+/**
+ * The text of a frame up to its event type: `{"type":"stream",…,"event":{"type":"` — the same text
+ * JSON.stringify gives for the StreamMessage, so a frame assembled from parts equals one serialised whole.
+ */
+export function frameHead(stream: string, group: string, id: string | null, timestamp: number): string {
+  return `{"type":"stream","timestamp":${timestamp},"streamName":${JSON.stringify(stream)},"groupId":${JSON.stringify(group)},"id":${JSON.stringify(id)},"event":{"type":"`;
+}
+
+/** A set's frame around its event type (`create` or `update`), with the new value's JSON text. */
+export function changeParts(head: string, valueJson: string): FrameParts {
+  return { before: head, after: `","data":${valueJson}}}` };
+}
+
+/** A delete's frame around the old value's JSON text. */
+export function deleteParts(head: string): FrameParts {
+  return { before: `${head}delete","data":`, after: '}}' };
 }
 
 /** A client's join or leave: `{"type":"join"|"leave","data":{"subscriptionId","streamName","groupId","id"?}}`. */

@@ -4,7 +4,7 @@ import { type PayloadObject, payloadObject as input } from '../../lib/payload.js
 import { parseOps } from '../../lib/update-ops.js';
 import { streamMessage } from './frames.js';
 import type { StreamHub } from './hub.js';
-import type { ItemRef, ItemWrite, StreamItems } from './items.js';
+import type { ItemRef, SizeCheck, StreamItems } from './items.js';
 
 type NameField = 'stream_name' | 'group_id' | 'item_id' | 'type';
 
@@ -39,15 +39,7 @@ const itemFormat = (extra: Record<string, unknown> = {}, required: string[] = []
 const change = { type: 'object', properties: { old_value: {}, new_value: {} }, required: ['old_value', 'new_value'] };
 
 /** Registers stream::get/set/delete/update/list/list_groups/list_all/send and engine::streams::stats. */
-export function registerStreamFunctions(ctx: ModuleContext, items: StreamItems, hub: StreamHub, checkSize: (field: string, value: unknown) => void): void {
-  /** Announces a stored write: create or update (delete when `deleted`), with the item's id. */
-  const announce = (r: ItemRef, write: ItemWrite, trace: { traceparent?: string; baggage?: string }, deleted = false) => {
-    const event = deleted
-      ? { type: 'delete' as const, data: write.old_value }
-      : { type: write.existed ? ('update' as const) : ('create' as const), data: write.new_value };
-    hub.announce(streamMessage(r.stream, r.group, r.item, event), trace);
-  };
-
+export function registerStreamFunctions(ctx: ModuleContext, items: StreamItems, hub: StreamHub, checkSize: SizeCheck): void {
   ctx.registerFunction(
     { id: 'stream::get', description: 'Read a stream item: its value, or null when it does not exist', request_format: itemFormat() },
     async (data, call) => items.get(ref(input(data)), call),
@@ -64,10 +56,8 @@ export function registerStreamFunctions(ctx: ModuleContext, items: StreamItems, 
       const d = input(data);
       const r = writeRef(d);
       if (!('data' in d)) throw new FlintError('invalid_payload', 'data is required');
-      const value = d.data ?? null;
-      checkSize('data', value);
-      const write = await items.set(r, value, call);
-      announce(r, write, call);
+      const write = await items.set(r, d.data ?? null, call);
+      if (write.message) hub.fireTriggers(write.message, call);
       return { old_value: write.old_value, new_value: write.new_value };
     },
   );
@@ -82,7 +72,7 @@ export function registerStreamFunctions(ctx: ModuleContext, items: StreamItems, 
     async (data, call) => {
       const r = writeRef(input(data));
       const write = await items.delete(r, call);
-      if (write.existed) announce(r, write, call, true);
+      if (write.message) hub.fireTriggers(write.message, call);
       return { old_value: write.old_value };
     },
   );
@@ -98,7 +88,7 @@ export function registerStreamFunctions(ctx: ModuleContext, items: StreamItems, 
       const d = input(data);
       const r = writeRef(d);
       const write = await items.update(r, parseOps(d.ops), call);
-      announce(r, write, call);
+      if (write.message) hub.fireTriggers(write.message, call);
       const out: Record<string, unknown> = { old_value: write.old_value, new_value: write.new_value };
       if (write.errors) out.errors = write.errors;
       return out;
@@ -166,7 +156,9 @@ export function registerStreamFunctions(ctx: ModuleContext, items: StreamItems, 
       if (d.id !== undefined && d.id !== null && (typeof d.id !== 'string' || d.id === ''))
         throw new FlintError('invalid_payload', 'id must be a non-empty string when given');
       checkSize('data', d.data ?? null);
-      hub.announce(streamMessage(stream, group, (d.id as string | undefined) ?? null, { type: 'event', event: { type, data: d.data ?? null } }), call);
+      const message = streamMessage(stream, group, (d.id as string | undefined) ?? null, { type: 'event', event: { type, data: d.data ?? null } });
+      await hub.publish(message);
+      hub.fireTriggers(message, call);
       return null;
     },
   );

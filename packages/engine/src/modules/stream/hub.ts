@@ -1,4 +1,5 @@
 import type { StreamStore } from '../../adapters/stream/types.js';
+import type { Logger } from '../../core/logger.js';
 import type { TraceContext } from '../../core/module-api.js';
 import type { StreamConnection } from './connection.js';
 import { type StreamMessage, frameOf, streamMessage } from './frames.js';
@@ -27,17 +28,27 @@ export class StreamHub {
   constructor(
     private readonly store: StreamStore,
     private readonly triggers: StreamTriggers,
+    logger: Logger,
   ) {
     this.unsubscribe = store.subscribe((frame) => {
-      this.stats.published(frame.stream);
-      this.index.deliver(frame.stream, frame.group, frame.id, frame.text);
+      try {
+        this.stats.published(frame.stream);
+        const { sent, bytes } = this.index.deliver(frame.stream, frame.group, frame.id, frame.text);
+        this.stats.sent(frame.stream, sent, bytes);
+      } catch (err) {
+        logger.error({ stream_name: frame.stream, group_id: frame.group }, `stream fan-out failed: ${err instanceof Error ? err.stack : String(err)}`);
+      }
     });
     this.statsTimer = setInterval(() => this.publishStats(), STATS_INTERVAL_MS).unref();
   }
 
-  /** Sends a change or custom event to subscribers (here and on other engines) and fires the `stream` triggers. */
-  announce(message: StreamMessage, trace: TraceContext): void {
-    this.store.publish(frameOf(message));
+  /** Sends a custom event to subscribers (here and on other engines); rejects with store_unavailable when it cannot. */
+  publish(message: StreamMessage): Promise<void> {
+    return this.store.publish(frameOf(message));
+  }
+
+  /** Runs the `stream` triggers of a change or event this engine made (in the background). */
+  fireTriggers(message: StreamMessage, trace: TraceContext): void {
     this.triggers.fire(message, trace);
   }
 
@@ -59,6 +70,7 @@ export class StreamHub {
   private publishStats(): void {
     if (!this.index.listens(STATS_STREAM, STATS_GROUP)) return;
     const message = streamMessage(STATS_STREAM, STATS_GROUP, STATS_ITEM, { type: 'update', data: this.snapshot() });
-    this.index.deliver(STATS_STREAM, STATS_GROUP, STATS_ITEM, JSON.stringify(message));
+    const { sent, bytes } = this.index.deliver(STATS_STREAM, STATS_GROUP, STATS_ITEM, JSON.stringify(message));
+    this.stats.sent(STATS_STREAM, sent, bytes);
   }
 }

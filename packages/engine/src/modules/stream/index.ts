@@ -36,9 +36,12 @@ class StreamModule implements EngineModule {
   async start(ctx: ModuleContext): Promise<void> {
     const store = await ctx.adapter('stream', this.config.adapter);
     const maxValueBytes = this.config.max_value_bytes;
-    const checkSize = (field: string, value: unknown) => {
-      const size = Buffer.byteLength(JSON.stringify(value) ?? 'null');
+    const checkSize = (field: string, value: unknown): string => {
+      const json = JSON.stringify(value) ?? 'null';
+      // One byte per character at least: the exact count only for texts that could be over.
+      const size = json.length * 3 <= maxValueBytes ? json.length : Buffer.byteLength(json);
       if (size > maxValueBytes) throw new FlintError('invalid_payload', `${field} is ${size} bytes as JSON, more than max_value_bytes (${maxValueBytes})`);
+      return json;
     };
     const triggers = new StreamTriggers(ctx);
     const joins = new JoinLeaveTriggers(ctx, 'stream:join');
@@ -89,7 +92,7 @@ class StreamModule implements EngineModule {
       leaves,
     );
     const items = new StreamItems(ctx, store, checkSize);
-    this.hub = new StreamHub(store, triggers);
+    this.hub = new StreamHub(store, triggers, ctx.logger);
     this.sessions = new StreamSessions(ctx, this.config, this.hub, items, joins, leaves);
     registerStreamFunctions(ctx, items, this.hub, checkSize);
     await new StreamListener(ctx, this.config, this.sessions).listen();

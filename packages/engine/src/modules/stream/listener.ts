@@ -1,6 +1,7 @@
 import { type IncomingMessage, STATUS_CODES, type Server, createServer } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type ErrorCode, errorStatus, formatError } from '@flint/protocol';
+import type { WebSocket } from 'ws';
 import type { EngineWebSocketServer, ModuleContext } from '../../core/module-api.js';
 import { authInput, authorize } from './auth.js';
 import type { StreamConfig } from './config.js';
@@ -60,15 +61,24 @@ export class StreamListener {
       context = outcome.context;
       if (socket.destroyed) return;
     }
-    this.sockets.handleUpgrade(req, socket, head, (ws) => {
-      const ip = req.socket.remoteAddress ?? '';
-      this.sessions.open(ws, `${ip.includes(':') ? `[${ip}]` : ip}:${req.socket.remotePort ?? 0}`, context, initial);
+    const ip = req.socket.remoteAddress ?? '';
+    const addr = `${ip.includes(':') ? `[${ip}]` : ip}:${req.socket.remotePort ?? 0}`;
+    this.sockets.handleUpgrade(req, socket, head, this.accept(addr, context, initial));
+  }
+
+  /**
+   * The callback that serves an accepted socket. Made here, outside `onUpgrade`, so that it does not keep
+   * the upgrade request (about 1 KiB of headers and stream state) alive for as long as the connection.
+   */
+  private accept(addr: string, context: unknown, initial: ClientRequest | undefined): (ws: WebSocket) => void {
+    return (ws) => {
+      this.sessions.open(ws, addr, context, initial);
       const heartbeat = this.sockets.keepAlive(ws);
       // Any frame shows the client is alive, not only a pong.
       ws.on('message', () => {
         heartbeat.alive = true;
       });
-    });
+    };
   }
 }
 

@@ -1,7 +1,7 @@
 import type { WebSocket } from 'ws';
 import type { ModuleContext } from '../../core/module-api.js';
 import type { StreamConfig } from './config.js';
-import { StreamConnection, type Subscription } from './connection.js';
+import { type ConnectionOptions, StreamConnection, type Subscription } from './connection.js';
 import { type ClientRequest, type StreamEvent, parseClientFrame, streamMessage } from './frames.js';
 import { STATS_GROUP, STATS_ITEM, STATS_STREAM, type StreamHub } from './hub.js';
 import type { StreamItems } from './items.js';
@@ -14,6 +14,8 @@ import type { JoinLeaveEvent, JoinLeaveTriggers } from './triggers.js';
  */
 export class StreamSessions {
   private stopping = false;
+  /** Shared by every connection (one object, not one per client). */
+  private readonly connectionOptions: ConnectionOptions;
 
   constructor(
     private readonly ctx: ModuleContext,
@@ -22,22 +24,21 @@ export class StreamSessions {
     private readonly items: StreamItems,
     private readonly joins: JoinLeaveTriggers,
     private readonly leaves: JoinLeaveTriggers,
-  ) {}
+  ) {
+    this.connectionOptions = {
+      maxBufferedBytes: config.max_buffered_bytes,
+      stats: hub.stats,
+      onSlow: (c, buffered) => {
+        hub.stats.slowDisconnect();
+        ctx.logger.warn({ addr: c.addr, buffered_bytes: buffered }, `stream client ${c.addr} is too slow (${buffered} bytes unsent): disconnected with 1013`);
+      },
+    };
+  }
 
   /** Serves a connection that passed the auth check; `initial` is the subscription its URL asked for. */
   open(ws: WebSocket, addr: string, context: unknown, initial: ClientRequest | undefined): StreamConnection {
     const { hub } = this;
-    const connection = new StreamConnection(ws, addr, context, {
-      maxBufferedBytes: this.config.max_buffered_bytes,
-      stats: hub.stats,
-      onSlow: (c, buffered) => {
-        hub.stats.slowDisconnect();
-        this.ctx.logger.warn(
-          { addr: c.addr, buffered_bytes: buffered },
-          `stream client ${c.addr} is too slow (${buffered} bytes unsent): disconnected with 1013`,
-        );
-      },
-    });
+    const connection = new StreamConnection(ws, addr, context, this.connectionOptions);
     hub.connections.add(connection);
     // Requests run one after another: a leave right after its join finds the subscription.
     let queue = Promise.resolve();

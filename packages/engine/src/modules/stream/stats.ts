@@ -46,12 +46,14 @@ export class StreamStats {
     counters.bytes_in += bytes;
   }
 
-  sent(stream: string, bytes: number): void {
-    this.totals.messages_out++;
-    this.totals.bytes_out += bytes;
+  /** `count` frames of `bytes` each were sent for `stream`. */
+  sent(stream: string, count: number, bytes: number): void {
+    if (count === 0) return;
+    this.totals.messages_out += count;
+    this.totals.bytes_out += count * bytes;
     const counters = this.of(stream);
-    counters.messages_out++;
-    counters.bytes_out += bytes;
+    counters.messages_out += count;
+    counters.bytes_out += count * bytes;
   }
 
   published(stream: string): void {

@@ -1,6 +1,7 @@
 /** Something that receives frames (a client connection). */
 export interface Subscriber {
-  deliver(text: string, stream: string, bytes: number): void;
+  /** Sends a frame (UTF-8 text); false when the connection could not take it (closed, or dropped for being slow). */
+  send(frame: Buffer): boolean;
 }
 
 /** Who listens to one group: to all of it, or to single items. Counts, as one connection may subscribe twice. */
@@ -56,27 +57,23 @@ export class SubscriptionIndex {
   }
 
   /**
-   * Hands `text` once to every connection subscribed to the group, or to item `id` of it. A frame with no
-   * item (a group-wide custom event) reaches group subscriptions only.
+   * Sends `text` once to every connection subscribed to the group, or to item `id` of it (encoded once for
+   * all of them). A frame with no item (a group-wide custom event) reaches group subscriptions only.
+   * Returns how many connections took it and its size in bytes.
    */
-  deliver(stream: string, group: string, id: string | null, text: string): number {
+  deliver(stream: string, group: string, id: string | null, text: string): { sent: number; bytes: number } {
     const entry = this.groups.get(groupKey(stream, group));
-    if (!entry) return 0;
+    if (!entry) return { sent: 0, bytes: 0 };
+    const frame = Buffer.from(text);
     let sent = 0;
-    const bytes = Buffer.byteLength(text);
-    for (const subscriber of entry.whole.keys()) {
-      subscriber.deliver(text, stream, bytes);
-      sent++;
-    }
+    for (const subscriber of entry.whole.keys()) if (subscriber.send(frame)) sent++;
     const byItem = id === null ? undefined : entry.items.get(id);
     if (byItem) {
       for (const subscriber of byItem.keys()) {
-        if (entry.whole.has(subscriber)) continue;
-        subscriber.deliver(text, stream, bytes);
-        sent++;
+        if (!entry.whole.has(subscriber) && subscriber.send(frame)) sent++;
       }
     }
-    return sent;
+    return { sent, bytes: frame.length };
   }
 }
 
