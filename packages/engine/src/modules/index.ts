@@ -3,6 +3,7 @@ import { cronModule } from './cron/index.js';
 import { engineModule } from './engine/index.js';
 import { httpModule } from './http/index.js';
 import { observabilityModule } from './observability/index.js';
+import { pubsubModule } from './pubsub/index.js';
 import { queueModule } from './queue/index.js';
 import { stateModule } from './state/index.js';
 import { streamModule } from './stream/index.js';
@@ -13,6 +14,7 @@ export const BUILTIN_MODULES: readonly ModuleDefinition[] = [
   stateModule as ModuleDefinition,
   streamModule as ModuleDefinition,
   queueModule as ModuleDefinition,
+  pubsubModule as ModuleDefinition,
   cronModule as ModuleDefinition,
   observabilityModule as ModuleDefinition,
 ];

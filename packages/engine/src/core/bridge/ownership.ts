@@ -12,6 +12,7 @@ export const RESERVED_TRIGGER_TYPES: ReadonlySet<string> = new Set([
   'cron',
   'log',
   'durable:subscriber',
+  'subscribe',
   'stream',
   'stream:join',
   'stream:leave',
