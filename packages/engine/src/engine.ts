@@ -1,8 +1,12 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { FunctionInfo } from '@flint/protocol';
 import { ADAPTERS } from './adapters/index.js';
-import { loadConfig } from './config/load.js';
-import type { EngineConfig } from './config/schema.js';
+import { ConfigError, loadConfig } from './config/load.js';
+import type { BridgeListenerConfig, EngineConfig } from './config/schema.js';
 import { AdapterTable } from './core/adapter-table.js';
+import { AccessGate } from './core/bridge/access/gate.js';
+import type { AccessConfig } from './core/bridge/access/policy.js';
 import { BridgeServer } from './core/bridge/server.js';
 import { warnIfExposed } from './core/bridge/upgrade-guard.js';
 import { ChannelManager } from './core/channels.js';
@@ -81,6 +85,32 @@ export interface Engine {
   listFunctions(includeInternal?: boolean): FunctionInfo[];
 }
 
+/** A listener's `access` config as the bridge takes it. */
+function accessConfigOf(access: NonNullable<BridgeListenerConfig['access']>): AccessConfig {
+  return {
+    authFunctionId: access.auth_function_id,
+    authTimeoutMs: access.auth_timeout_ms,
+    middlewareFunctionId: access.middleware_function_id,
+    middlewareTimeoutMs: access.middleware_timeout_ms,
+    onFunctionRegistration: access.on_function_registration_function_id,
+    onTriggerRegistration: access.on_trigger_registration_function_id,
+    onTriggerTypeRegistration: access.on_trigger_type_registration_function_id,
+    exposeFunctions: access.expose_functions,
+  };
+}
+
+/** Reads a listener's certificate and key (relative paths against the config's folder); a file that cannot be read is a ConfigError naming the key. */
+function readTls(tls: NonNullable<BridgeListenerConfig['tls']>, dir: string, path: string): { cert: Buffer; key: Buffer } {
+  const read = (file: string, key: string) => {
+    try {
+      return readFileSync(resolve(dir, file));
+    } catch (err) {
+      throw new ConfigError([{ path: `${path}.tls.${key}`, message: `cannot read ${resolve(dir, file)}: ${(err as Error).message}` }], undefined);
+    }
+  };
+  return { cert: read(tls.cert_file, 'cert_file'), key: read(tls.key_file, 'key_file') };
+}
+
 /** A module's stop still gets this long when the drains used up the shutdown deadline (stores flush there). */
 const STOP_GRACE_MS = 1000;
 
@@ -94,8 +124,12 @@ export function createEngine(options: EngineOptions = {}): Engine {
 
   const events = new RegistryEvents(logger);
   const functions = new FunctionRegistry(events, new PayloadValidation(config.validate_payloads, logger), logger.child({ component: 'functions' }));
-  // The config's token wins; without one, FLINT_BRIDGE_TOKEN (an empty value counts as unset).
-  const access = { allowedOrigins: config.bridge.allowed_origins, authToken: config.bridge.auth_token ?? (env.FLINT_BRIDGE_TOKEN || undefined) };
+  // A listener's own token wins; without one, FLINT_BRIDGE_TOKEN (an empty value counts as unset).
+  const accessOf = (listener: BridgeListenerConfig) => ({
+    allowedOrigins: listener.allowed_origins,
+    authToken: listener.auth_token ?? (env.FLINT_BRIDGE_TOKEN || undefined),
+  });
+  const access = accessOf(config.bridge);
   const workers = new WorkerRegistry(events);
   const triggers = new TriggerRegistry(logger.child({ component: 'triggers' }), events, (t, owner, outcome) => {
     if (owner && !owner.closed) owner.send({ type: 'triggerregistrationresult', id: t.id, trigger_type: t.type, function_id: t.function_id, ...outcome });
@@ -116,21 +150,30 @@ export function createEngine(options: EngineOptions = {}): Engine {
     logger.child({ component: 'telemetry' }),
   );
   const enqueue = new EnqueueRouter();
-  const bridge = new BridgeServer(
-    { functions, workers, invoker, triggers, channels, telemetry, enqueue, logger: logger.child({ component: 'bridge' }) },
-    {
-      host: config.bridge.host,
-      port: config.bridge.port,
-      maxFrameBytes: config.bridge.max_frame_bytes,
-      pingIntervalMs: config.bridge.ping_interval_ms,
-      maxOutboundBytes: config.bridge.max_outbound_buffer_bytes,
-      triggerAckTimeoutMs: config.bridge.trigger_ack_timeout_ms,
-      maxConnections: config.bridge.max_connections,
-      handshakeTimeoutMs: config.bridge.handshake_timeout_ms,
-      portSetting: `bridge.port${config.fromEnv['bridge.port'] ? ` (from ${config.fromEnv['bridge.port']})` : ''}`,
-      access,
-    },
-  );
+  const bridgeDeps = { functions, workers, invoker, triggers, channels, telemetry, enqueue, logger: logger.child({ component: 'bridge' }) };
+  const bridges = config.bridges.map((listener, i) => {
+    const fromEnv = config.fromEnv[`${listener.path}.port`];
+    return {
+      name: i === 0 ? 'bridge' : listener.path,
+      listener,
+      server: new BridgeServer(bridgeDeps, {
+        host: listener.host,
+        port: listener.port,
+        maxFrameBytes: listener.max_frame_bytes,
+        pingIntervalMs: listener.ping_interval_ms,
+        maxOutboundBytes: listener.max_outbound_buffer_bytes,
+        triggerAckTimeoutMs: listener.trigger_ack_timeout_ms,
+        maxConnections: listener.max_connections,
+        handshakeTimeoutMs: listener.handshake_timeout_ms,
+        portSetting: `${listener.path}.port${fromEnv ? ` (from ${fromEnv})` : ''}`,
+        setting: listener.path,
+        access: accessOf(listener),
+        gate: listener.access ? new AccessGate(accessConfigOf(listener.access), invoker, bridgeDeps.logger) : undefined,
+        tls: listener.tls ? readTls(listener.tls, config.configDir, listener.path) : undefined,
+      }),
+      url: '',
+    };
+  });
   const core: EngineCore = {
     functions,
     workers,
@@ -161,11 +204,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const shutdown = async (): Promise<ShutdownReport> => {
     state = 'stopping';
     const deadline = Date.now() + config.shutdown_timeout_ms;
-    bridge.stopAccepting();
+    for (const b of bridges) b.server.stopAccepting();
     runner.stopAccepting();
     const holdups = await runner.drain(deadline);
     invoker.shutdown();
-    await bridge.closeConnections();
+    await Promise.all(bridges.map((b) => b.server.closeConnections()));
     holdups.push(...(await runner.stop(Math.max(deadline, Date.now() + STOP_GRACE_MS))));
     channels.stop();
     state = 'stopped';
@@ -183,9 +226,17 @@ export function createEngine(options: EngineOptions = {}): Engine {
     async start() {
       if (state !== 'created') throw new Error('engine already started');
       state = 'started';
-      const address = await bridge.listen();
-      bridgeUrl = urlOf('ws', address.host, address.port);
-      warnIfExposed(address.host, access, logger.child({ component: 'bridge' }));
+      try {
+        for (const b of bridges) {
+          const address = await b.server.listen();
+          b.url = urlOf(b.listener.tls ? 'wss' : 'ws', address.host, address.port);
+          warnIfExposed(address.host, accessOf(b.listener), bridgeDeps.logger, b.listener.path, Boolean(b.listener.access?.auth_function_id));
+        }
+      } catch (err) {
+        for (const b of bridges) b.server.stopAccepting();
+        throw err;
+      }
+      bridgeUrl = bridges[0]?.url ?? '';
       try {
         await runner.start();
       } catch (err) {
@@ -194,7 +245,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
       }
       triggers.warnAboutParked();
       warnIfCapsExceedFileLimit(
-        [{ setting: 'bridge.max_connections', maxConnections: config.bridge.max_connections }, ...scopes.flatMap((s) => s.caps)],
+        [
+          ...bridges.map((b) => ({ setting: `${b.listener.path}.max_connections`, maxConnections: b.listener.max_connections })),
+          ...scopes.flatMap((s) => s.caps),
+        ],
         logger,
       );
     },
@@ -208,7 +262,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       return stopping;
     },
     listeners() {
-      return [{ name: 'bridge', url: bridgeUrl }, ...scopes.flatMap((s) => s.listeners.map((l) => ({ name: l.name, url: l.url })))];
+      return [...bridges.map((b) => ({ name: b.name, url: b.url })), ...scopes.flatMap((s) => s.listeners.map((l) => ({ name: l.name, url: l.url })))];
     },
     stats() {
       const t = telemetry.counts;

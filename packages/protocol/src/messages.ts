@@ -88,6 +88,11 @@ export interface InvokeFunctionMessage {
   action?: InvokeAction;
   /** Flint addition: per-call engine time-out in milliseconds (ignored by engines that do not know it). */
   timeout_ms?: number;
+  /**
+   * Flint addition, engine → worker: who made the call, when the caller connected through a bridge listener
+   * with an access policy: its worker id and the `context` its auth function gave it.
+   */
+  caller?: { worker_id: string; context: unknown };
 }
 
 export interface InvocationResultMessage {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 const doc = readFileSync(resolve(dirname(fileURLToPath(import.meta.url)), '../../../docs/errors.md'), 'utf8');
 /** `| \`code\` | status | meaning | cause |` rows of the code table. */
 const documented = new Map(
-  [...doc.matchAll(/^\| `([a-z_]+)` \| ([^|]+) \| ([^|]+) \|/gm)].map((m) => [m[1] as string, { status: m[2]?.trim(), summary: m[3]?.trim() }]),
+  [...doc.matchAll(/^\| `([A-Za-z_]+)` \| ([^|]+) \| ([^|]+) \|/gm)].map((m) => [m[1] as string, { status: m[2]?.trim(), summary: m[3]?.trim() }]),
 );
 /** `| 1009 | \`reason\` | when |` rows of the close-code table. */
 const closeRows = new Map([...doc.matchAll(/^\| (\d{4}) \| `([^`]+)` \|/gm)].map((m) => [Number(m[1]), m[2]]));

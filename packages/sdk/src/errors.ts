@@ -15,9 +15,25 @@ export class FlintInvocationError extends FlintError {
     if (body && typeof body === 'object' && typeof (body as ErrorBody).code === 'string') {
       const b = body as ErrorBody;
       const cause = b.cause && typeof b.cause === 'object' && typeof b.cause.code === 'string' ? b.cause : undefined;
+      if (b.code === FORBIDDEN) return new FlintForbiddenError(String(b.message ?? b.code), functionId);
       return new FlintInvocationError(b.code, String(b.message ?? b.code), functionId, b.stacktrace, cause);
     }
     return new FlintInvocationError('internal_error', typeof body === 'string' ? body : JSON.stringify(body), functionId);
+  }
+}
+
+/** The code of a refusal by the access policy of the engine's listener (upstream's spelling). */
+export const FORBIDDEN = 'FORBIDDEN';
+
+/**
+ * A call (or a function or trigger-type registration, reported through the worker's `engineError` event)
+ * that the access policy of the listener this worker is connected to does not allow: the auth function's
+ * lists, the listener's `expose_functions`, its middleware or a registration hook. `code` is `FORBIDDEN`.
+ */
+export class FlintForbiddenError extends FlintInvocationError {
+  constructor(message: string, functionId?: string) {
+    super(FORBIDDEN, message, functionId);
+    this.name = 'FlintForbiddenError';
   }
 }
 

@@ -14,7 +14,7 @@ export { ChannelReader } from './channel-reader.js';
 export { ChannelWriter } from './channel-writer.js';
 export type { ConnectionProblem } from './connection-problem.js';
 export type { CronEvent, CronTriggerConfig } from './cron.js';
-export { FlintInvocationError, TriggerRegistrationError } from './errors.js';
+export { FORBIDDEN, FlintForbiddenError, FlintInvocationError, TriggerRegistrationError } from './errors.js';
 export { type ApiResponse, type HttpRequest, type HttpResponse, type SseEvent, formatSse, http } from './http.js';
 export { Logger } from './logger.js';
 export type { HandlerWithTrigger } from './module-client.js';

@@ -50,6 +50,8 @@ export class Invocations {
     const ctx: HandlerContext = { function_id: functionId, invocation_id: invocationId };
     if (typeof traceparent === 'string') ctx.traceparent = traceparent;
     if (typeof msg.baggage === 'string') ctx.baggage = msg.baggage;
+    const caller = msg.caller;
+    if (caller && typeof caller === 'object' && typeof caller.worker_id === 'string') ctx.caller = { worker_id: caller.worker_id, context: caller.context };
     const input = reviveChannels(msg.data, this.connection.url);
     const fail = (err: unknown) => {
       if (invocationId === undefined) this.log.warn(`[flint] ${functionId} failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -50,6 +50,11 @@ export interface HandlerContext {
   /** The W3C trace context of the call: the worker's own span for it when one is recorded (see `spans`). */
   traceparent?: string;
   baggage?: string;
+  /**
+   * Who made the call, when the caller connected through a bridge listener with an access policy: its
+   * worker id and the `context` that listener's auth function gave it (its identity).
+   */
+  caller?: { worker_id: string; context: unknown };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: handlers default to `any` input/output so plain JS-style handlers type-check, as in iii-sdk

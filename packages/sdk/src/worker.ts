@@ -18,7 +18,7 @@ import { ChannelReader } from './channel-reader.js';
 import { ChannelWriter } from './channel-writer.js';
 import { Connection } from './connection.js';
 import type { ConnectionProblem } from './connection-problem.js';
-import type { TriggerRegistrationError } from './errors.js';
+import { FORBIDDEN, FlintForbiddenError, type TriggerRegistrationError } from './errors.js';
 import { Invocations, invocationScope } from './invocations.js';
 import { QueueClient } from './queue.js';
 import { SpanRecorder } from './spans.js';
@@ -286,7 +286,7 @@ export class Worker extends EventEmitter<{
         return this.triggers.onForwarded(msg);
       case 'error':
         this.log.warn(`[flint] engine reported ${msg.error.code}: ${msg.error.message}`);
-        this.emit('engineError', new FlintError(msg.error.code, msg.error.message));
+        this.emit('engineError', msg.error.code === FORBIDDEN ? new FlintForbiddenError(msg.error.message) : new FlintError(msg.error.code, msg.error.message));
         return;
       case 'pong':
         return;

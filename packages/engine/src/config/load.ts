@@ -103,9 +103,14 @@ export function loadConfig(options: LoadOptions): EngineConfig {
   const subProblems: { path: (string | number)[]; message: string }[] = [];
   const substitutions: Substitutions = new Map();
   const substituted = substituteEnv(raw, options.env ?? process.env, subProblems, substitutions);
+  // `bridge` written as one listener is checked as a list of one: its problems are named (and its
+  // substituted values found) as written.
+  const bridgeIsList = Array.isArray((substituted as { bridge?: unknown }).bridge);
+  const asWritten = (issue: z.core.$ZodIssue): z.core.$ZodIssue =>
+    !bridgeIsList && issue.path[0] === 'bridge' && issue.path[1] === 0 ? { ...issue, path: ['bridge', ...issue.path.slice(2)] } : issue;
   const parse = <T>(schema: z.ZodType<T>, value: unknown, prefix: PropertyKey[]) => {
     const first = schema.safeParse(value);
-    return !first.success && restoreStrings(value, prefix, first.error.issues, substitutions) ? schema.safeParse(value) : first;
+    return !first.success && restoreStrings(value, prefix, first.error.issues.map(asWritten), substitutions) ? schema.safeParse(value) : first;
   };
   for (const p of subProblems) report(p.path, p.message);
   // A value whose variable is missing is reported once, as such (not again as a wrong type).
@@ -121,7 +126,7 @@ export function loadConfig(options: LoadOptions): EngineConfig {
   };
 
   const parsed = parse(engineConfigSchema, substituted, []);
-  if (!parsed.success) for (const issue of parsed.error.issues) reportIssue(issue, []);
+  if (!parsed.success) for (const issue of parsed.error.issues) reportIssue(asWritten(issue), []);
   const rawModules = (substituted as { modules?: unknown }).modules;
   const entries = parsed.success
     ? parsed.data.modules
@@ -153,8 +158,11 @@ export function loadConfig(options: LoadOptions): EngineConfig {
 
   const fromEnv: Record<string, string> = {};
   for (const [key, substitution] of substitutions) fromEnv[formatPath(JSON.parse(key) as PropertyKey[])] = substitution.from;
+  const bridges = parsed.data.bridge.map((listener, i) => ({ ...listener, path: bridgeIsList ? `bridge[${i}]` : 'bridge' }));
   const config: EngineConfig = {
     ...parsed.data,
+    bridge: bridges[0] as EngineConfig['bridge'],
+    bridges,
     modules,
     configDir: file ? dirname(file) : cwd,
     configFile: file,

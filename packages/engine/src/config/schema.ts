@@ -18,7 +18,37 @@ export const bridgeSchema = z.strictObject({
   allowed_origins: z.array(z.string().min(1)).default([]),
   /** When set, every worker and telemetry socket must present it (`Authorization: Bearer` or `?token=`); else `FLINT_BRIDGE_TOKEN`. */
   auth_token: z.string().min(1).optional(),
+  /** Serve `wss://` with this certificate and key (PEM files; relative paths resolve against the config file's folder). */
+  tls: z.strictObject({ cert_file: z.string().min(1), key_file: z.string().min(1) }).optional(),
+  /** What the workers of this listener may do (see docs/security.md): an auth function, a call middleware, registration hooks, exposed functions. */
+  access: z
+    .strictObject({
+      /** Called with `{headers, query_params, ip_address, addr, path}` before a worker connection is accepted. */
+      auth_function_id: z.string().min(1).optional(),
+      auth_timeout_ms: positiveInt(5_000),
+      /** Called with `{function_id, payload, action, context}` before each call a worker of this listener makes (not `engine::` calls). */
+      middleware_function_id: z.string().min(1).optional(),
+      middleware_timeout_ms: positiveInt(5_000),
+      /** Called before a function registration is applied: refuse it or rewrite it. */
+      on_function_registration_function_id: z.string().min(1).optional(),
+      /** Called before a trigger registration is applied: refuse it or rewrite it. */
+      on_trigger_registration_function_id: z.string().min(1).optional(),
+      /** Called before a trigger type registration is applied: refuse it or rewrite it. */
+      on_trigger_type_registration_function_id: z.string().min(1).optional(),
+      /** The functions this listener's workers can see and call: `match(<glob>)` on the id, or `{metadata: {key: value}}`. Absent: all. */
+      expose_functions: z
+        .array(
+          z.union([
+            z.string().regex(/^match\(.+\)$/, { message: 'expected match(<glob>), e.g. match(orders::*)' }),
+            z.strictObject({ metadata: z.record(z.string(), z.unknown()) }),
+          ]),
+        )
+        .optional(),
+    })
+    .optional(),
 });
+
+export type BridgeListenerConfig = z.output<typeof bridgeSchema>;
 
 export const moduleEntrySchema = z
   .strictObject({
@@ -29,7 +59,8 @@ export const moduleEntrySchema = z
   .refine((m) => (m.name === undefined) !== (m.class === undefined), { message: 'a module entry needs exactly one of "name" or "class"' });
 
 export const engineConfigSchema = z.strictObject({
-  bridge: bridgeSchema.default(bridgeSchema.parse({})),
+  /** One worker listener, or a list of them (the first is the engine's `bridgeUrl`). */
+  bridge: z.preprocess((v) => (v === undefined ? [{}] : Array.isArray(v) ? v : [v]), z.array(bridgeSchema).min(1, { message: 'needs at least one listener' })),
   invocation_timeout_ms: positiveInt(30_000),
   /** Shutdown waits this long in all for modules to drain and stop; a module still busy then is named in the log and left behind. */
   shutdown_timeout_ms: positiveInt(10_000),
@@ -67,8 +98,12 @@ export interface ResolvedModule {
   config: unknown;
 }
 
-export interface EngineConfig extends Omit<ParsedConfig, 'modules'> {
+export interface EngineConfig extends Omit<ParsedConfig, 'modules' | 'bridge'> {
   modules: ResolvedModule[];
+  /** The first (or only) worker listener. */
+  bridge: BridgeListenerConfig;
+  /** Every worker listener, each with the config path that names it (`bridge`, or `bridge[1]` in a list). */
+  bridges: readonly (BridgeListenerConfig & { path: string })[];
   /** Folder relative paths in module configs resolve against. */
   configDir: string;
   /** The config file, or undefined when the embedded defaults were used. */

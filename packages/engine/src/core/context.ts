@@ -92,6 +92,7 @@ export class ModuleScope {
       invokeVoid: (functionId, data, opts) => invoker.callVoid(functionId, data, opts, name),
       enqueue: (queue, functionId, data, trace) => core.enqueue.enqueue(queue, functionId, data, trace),
       provideEnqueue: (handler) => void own(core.enqueue.claim(name, handler)),
+      delegateFunctions: (make) => void own(functions.claimDelegate(name, make)),
       registry: {
         hasFunction: (id) => functions.has(id),
         functions: (includeInternal) => functions.list(includeInternal),

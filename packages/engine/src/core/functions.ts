@@ -1,5 +1,5 @@
 import { FlintError, type FunctionInfo, type FunctionProviderInfo, INTERNAL_PREFIX, formatError } from '@flint/protocol';
-import type { FunctionDefinition, InternalHandler } from './api/functions.js';
+import type { FunctionDefinition, FunctionDelegate, InternalHandler } from './api/functions.js';
 import type { WorkerConnection } from './bridge/connection.js';
 import type { RegistryEvents } from './events.js';
 import type { Logger } from './logger.js';
@@ -7,7 +7,9 @@ import type { PayloadCheck, PayloadValidation } from './payload-validation.js';
 
 export type FunctionProvider =
   | { kind: 'worker'; conn: WorkerConnection; inFlight: number }
-  | { kind: 'internal'; owner: string; handler: InternalHandler; inFlight: number; replaceable: boolean };
+  | { kind: 'internal'; owner: string; handler: InternalHandler; inFlight: number; replaceable: boolean }
+  /** A worker's function run by the engine (an HTTP endpoint): it goes with the worker's connection. */
+  | { kind: 'delegated'; conn: WorkerConnection; handler: InternalHandler; inFlight: number };
 
 export interface FunctionEntry extends FunctionDefinition {
   providers: FunctionProvider[];
@@ -26,6 +28,7 @@ export interface FunctionEntry extends FunctionDefinition {
  */
 export class FunctionRegistry {
   readonly functions = new Map<string, FunctionEntry>();
+  private delegateOwner: { module: string; make: FunctionDelegate } | undefined;
 
   constructor(
     private readonly events: RegistryEvents,
@@ -52,7 +55,33 @@ export class FunctionRegistry {
 
   unregisterWorkerFunction(conn: WorkerConnection, id: string): void {
     conn.functions.delete(id);
-    this.removeProvider(id, (p) => p.kind === 'worker' && p.conn === conn);
+    this.removeProvider(id, (p) => p.kind !== 'internal' && p.conn === conn);
+  }
+
+  /** The module that runs workers' delegated functions (`registerfunction` with `invocation`), if one does. */
+  get delegate(): { module: string; make: FunctionDelegate } | undefined {
+    return this.delegateOwner;
+  }
+
+  /** Takes the role of running delegated functions; a second module claiming it is an error. */
+  claimDelegate(module: string, make: FunctionDelegate): () => void {
+    if (this.delegateOwner)
+      throw new FlintError('internal_error', `module ${module} cannot run HTTP-invoked functions: module ${this.delegateOwner.module} already does`);
+    const owner = { module, make };
+    this.delegateOwner = owner;
+    return () => {
+      if (this.delegateOwner === owner) this.delegateOwner = undefined;
+    };
+  }
+
+  /** Registers a worker's function that the engine runs with `handler` (made by the delegate). */
+  registerDelegatedFunction(conn: WorkerConnection, def: FunctionDefinition, handler: InternalHandler): void {
+    const entry = this.upsert(def);
+    entry.check = this.validation?.compile(def);
+    const own = entry.providers.findIndex((p) => p.kind !== 'internal' && p.conn === conn);
+    if (own >= 0) entry.providers.splice(own, 1);
+    entry.providers.push({ kind: 'delegated', conn, handler, inFlight: 0 });
+    conn.functions.add(def.id);
   }
 
   /** The module providing function `id`, if a module does. */
@@ -115,7 +144,7 @@ export class FunctionRegistry {
 
   private displaceWorkers(id: string, module: string): void {
     for (const p of [...(this.functions.get(id)?.providers ?? [])]) {
-      if (p.kind !== 'worker') continue;
+      if (p.kind === 'internal') continue;
       this.unregisterWorkerFunction(p.conn, id);
       this.logger?.warn({ worker_id: p.conn.id, function_id: id, module }, `module ${module} took function ${id} over from worker ${p.conn.id}`);
       const message = formatError('function_id_reserved', { function_id: id, owner: `provided by module ${module}` });
@@ -162,5 +191,5 @@ export class FunctionRegistry {
 }
 
 function providerInfo(p: FunctionProvider): FunctionProviderInfo {
-  return p.kind === 'worker' ? { worker_id: p.conn.id, worker_name: p.conn.metadata?.name ?? null } : { module: p.owner };
+  return p.kind === 'internal' ? { module: p.owner } : { worker_id: p.conn.id, worker_name: p.conn.metadata?.name ?? null };
 }

@@ -126,7 +126,7 @@ export class Invoker {
       return this.refuse(functionId, opts, { code: 'function_not_found', message: formatError('function_not_found', { function_id: functionId }) }, done);
     }
     const timeoutMs = opts.timeoutMs ?? this.options.defaultTimeoutMs;
-    if (provider.kind === 'internal') {
+    if (provider.kind !== 'worker') {
       return this.runInternal(provider, functionId, data instanceof PreparedJson ? data.value() : data, opts, timeoutMs, done);
     }
 
@@ -149,7 +149,8 @@ export class Invoker {
     const id = this.ids.next();
     let frame: string;
     try {
-      frame = invokeFrame(id, functionId, data, opts);
+      // A worker registered with a prefix (its listener's access policy) knows its functions without it.
+      frame = invokeFrame(id, conn.access ? conn.access.unprefixed(functionId) : functionId, data, opts);
     } catch (err) {
       return this.refuse(functionId, opts, { code: 'invalid_payload', message: `payload cannot be serialised: ${errorMessage(err)}` }, done);
     }
@@ -252,7 +253,7 @@ export class Invoker {
   }
 
   private runInternal(
-    provider: FunctionProvider & { kind: 'internal' },
+    provider: FunctionProvider & { kind: 'internal' | 'delegated' },
     functionId: string,
     data: unknown,
     opts: RouteOptions,
@@ -269,7 +270,13 @@ export class Invoker {
       done(error, result, { traceparent: opts.traceparent, baggage: opts.baggage });
     };
     const timer = setTimeout(() => settle(timedOut(functionId, timeoutMs), undefined), timeoutMs);
-    const ctx: InvocationContext = { functionId, callerWorkerId: opts.caller?.id, traceparent: opts.traceparent, baggage: opts.baggage };
+    const ctx: InvocationContext = {
+      functionId,
+      callerWorkerId: opts.caller?.id,
+      callerContext: opts.caller?.access?.context ?? undefined,
+      traceparent: opts.traceparent,
+      baggage: opts.baggage,
+    };
     try {
       const value = provider.handler(data ?? null, ctx);
       if (value instanceof Promise)
@@ -319,11 +326,16 @@ function internalFailure(functionId: string, thrown: unknown): ErrorBody {
  * (keys whose value is undefined are left out, as JSON.stringify would). Throws what JSON.stringify
  * throws for an input it cannot serialise.
  */
-function invokeFrame(id: string, functionId: string, data: unknown, opts: InvokeOptions): string {
+function invokeFrame(id: string, functionId: string, data: unknown, opts: RouteOptions): string {
   const json = data instanceof PreparedJson ? data.json : (JSON.stringify(data) as string | undefined);
   let frame = `{"type":"invokefunction","invocation_id":"${id}","function_id":${JSON.stringify(functionId)}`;
   if (json !== undefined) frame += `,"data":${json}`;
   if (opts.traceparent !== undefined) frame += `,"traceparent":${JSON.stringify(opts.traceparent)}`;
   if (opts.baggage !== undefined) frame += `,"baggage":${JSON.stringify(opts.baggage)}`;
+  const caller = opts.caller;
+  // The caller's identity, when its listener's auth function gave it one (see InvokeFunctionMessage.caller).
+  if (caller?.access && caller.access.context !== null && caller.access.context !== undefined) {
+    frame += `,"caller":${JSON.stringify({ worker_id: caller.id, context: caller.access.context })}`;
+  }
   return `${frame}}`;
 }

@@ -6,7 +6,15 @@ import type { FlintError } from '@flint/protocol';
 import type { ZodType } from 'zod';
 import type { AdapterFamilies, AdapterFamily, AdapterInstance, AdapterRef } from './api/adapters.js';
 import type { ChannelService, TelemetrySource } from './api/channels.js';
-import type { FunctionDefinition, InternalHandler, InvokeOptions, RegisterFunctionOptions, TraceContext, TriggerOrigin } from './api/functions.js';
+import type {
+  FunctionDefinition,
+  FunctionDelegate,
+  InternalHandler,
+  InvokeOptions,
+  RegisterFunctionOptions,
+  TraceContext,
+  TriggerOrigin,
+} from './api/functions.js';
 import type { BoundListener, EngineWebSocketServer, ListenOptions, WebSocketServerOptions } from './api/listen.js';
 import type { FiringOptions, InvocationHooks, InvocationTracer, LogRecord, TriggerFiring } from './api/observe.js';
 import type { RegistryView } from './api/registry.js';
@@ -60,6 +68,12 @@ export interface ModuleContext {
   enqueue(queue: string, functionId: string, data: unknown, trace?: TraceContext): Promise<string>;
   /** Takes the queue role: every enqueue goes to `handler`. A second module claiming it is a start-up error. */
   provideEnqueue(handler: EnqueueHandler): void;
+  /**
+   * Runs workers' functions that have no implementation on the worker (`registerfunction` with
+   * `invocation`, e.g. an HTTP endpoint): `make` checks each such registration and returns its handler.
+   * A second module claiming the role is a start-up error.
+   */
+  delegateFunctions(make: FunctionDelegate): void;
 
   // ---- what is registered ----
   readonly registry: RegistryView;

@@ -41,10 +41,10 @@ describe.each(SDK_KINDS)('stream auth with a %s worker', (kind: SdkKind) => {
     });
     const url = streamUrl(engine);
 
-    await expect(StreamTestClient.connect(`${url}/?token=nope`)).rejects.toMatchObject({ status: 401, body: { code: 'stream_unauthorized' } });
+    await expect(StreamTestClient.connect(`${url}/?token=nope`)).rejects.toMatchObject({ status: 401, body: { code: 'connection_unauthorized' } });
     await expect(StreamTestClient.connect(`${url}/?token=banned`)).rejects.toMatchObject({
       status: 403,
-      body: { code: 'stream_forbidden', error: 'banned user' },
+      body: { code: 'connection_forbidden', error: 'banned user' },
     });
 
     const client = await StreamTestClient.connect(`${url}/stream/room/lobby?token=good%20token&x=1&x=2`, { headers: { 'x-role': 'admin' } });

@@ -3,11 +3,24 @@ export interface InvocationContext {
   functionId: string;
   /** Worker id of the caller when a worker made the call. */
   callerWorkerId?: string;
+  /** The `context` the caller's auth function gave it, when it connected through a listener with an access policy. */
+  callerContext?: unknown;
   traceparent?: string;
   baggage?: string;
 }
 
 export type InternalHandler = (data: unknown, ctx: InvocationContext) => unknown;
+
+/** A worker's function whose implementation is not on the worker: `registerfunction` with `invocation` (an HTTP endpoint). */
+export interface DelegatedFunction extends FunctionDefinition {
+  /** The worker that registered it (the function goes when that connection does). */
+  worker_id: string;
+  /** The frame's `invocation`, unchecked: `{url, method?, timeout_ms?, headers?, auth?}` for HTTP. */
+  invocation: unknown;
+}
+
+/** Makes the handler of a delegated function; throws a FlintError to refuse the registration (its message goes to the worker). */
+export type FunctionDelegate = (fn: DelegatedFunction) => InternalHandler;
 
 export interface FunctionDefinition {
   id: string;

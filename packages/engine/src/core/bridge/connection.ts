@@ -4,6 +4,7 @@ import { type EngineToWorker, FrameBatcher } from '@flint/protocol';
 import type { WebSocket } from 'ws';
 import type { Heartbeat } from '../api/listen.js';
 import type { WorkerMetadata } from '../api/registry.js';
+import type { ConnectionAccess } from './access/types.js';
 
 /** A forwarded trigger registration awaiting the providing worker's answer (answers come in order). */
 export interface TriggerAck {
@@ -36,6 +37,8 @@ export class WorkerConnection {
   readonly reattachToken = randomBytes(24).toString('base64url');
   /** The connection that presented this one's reattach token; this one is on its way out. */
   successor: WorkerConnection | undefined;
+  /** The access checks of this connection, when its listener has an `access` policy (access/session-access.ts). */
+  access: ConnectionAccess | undefined;
   /** This connection's registrations waiting for their current holder to prove it is alive, by key (worker-registrations.ts). */
   readonly claims = new Map<string, object>();
   private probing: Promise<boolean> | undefined;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type IncomingMessage, type Server, createServer } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type ErrorCode, REATTACH_HEADER, closeReason, errorStatus, formatError } from '@flint/protocol';
@@ -9,6 +10,9 @@ import { limitConnections } from '../connection-cap.js';
 import { listen } from '../listen.js';
 import type { Logger } from '../logger.js';
 import { WebSocketServerWithKeepAlive } from '../ws-server.js';
+import type { AccessGate } from './access/gate.js';
+import type { WorkerPolicy } from './access/policy.js';
+import { SessionAccess } from './access/session-access.js';
 import { WorkerConnection } from './connection.js';
 import { type BridgeAccess, UpgradeGuard, refuseUpgrade, upgradeUrl } from './upgrade-guard.js';
 import { type BridgeDeps, WorkerSession } from './worker-session.js';
@@ -31,6 +35,12 @@ export interface BridgeOptions {
   handshakeTimeoutMs: number;
   /** Allowed web origins and the bridge token (upgrade-guard.ts). */
   access: BridgeAccess;
+  /** The listener's access policy (auth function, middleware, hooks, exposure), when it has one. */
+  gate?: AccessGate;
+  /** Serve `wss://` with this certificate and key (PEM). */
+  tls?: { cert: Buffer; key: Buffer };
+  /** The config path of this listener (`bridge`, `bridge[1]`), for messages. */
+  setting?: string;
 }
 
 /** The worker bridge: routes upgrades to `/` (workers), `/otel` (telemetry) and `/ws/channels/<id>` on one port. */
@@ -46,23 +56,25 @@ export class BridgeServer {
   ) {
     this.log = deps.logger;
     this.guard = new UpgradeGuard(options.access, deps.logger);
+    const setting = options.setting ?? 'bridge';
     this.sockets = new WebSocketServerWithKeepAlive({
       maxPayloadBytes: options.maxFrameBytes,
-      limitSetting: 'bridge.max_frame_bytes',
+      limitSetting: `${setting}.max_frame_bytes`,
       pingIntervalMs: options.pingIntervalMs,
     });
-    this.server = createServer((_req, res) => {
+    const answer = (_req: IncomingMessage, res: ServerResponse) => {
       const body = JSON.stringify({ error: formatError('upgrade_required'), code: 'upgrade_required' });
       res.writeHead(errorStatus('upgrade_required'), { 'content-type': 'application/json', upgrade: 'websocket' });
       res.end(body);
-    });
+    };
+    this.server = options.tls ? createTlsServer({ cert: options.tls.cert, key: options.tls.key }, answer) : createServer(answer);
     this.server.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket, head));
     // Channel and /otel sockets may not take the last tenth of the cap: a worker can always reconnect.
     limitConnections(
       this.server,
       {
         maxConnections: options.maxConnections,
-        setting: 'bridge.max_connections',
+        setting: `${setting}.max_connections`,
         headersTimeoutMs: options.handshakeTimeoutMs,
         reserve: { connections: Math.floor(options.maxConnections / 10), admits: isWorkerUpgrade, for: 'workers' },
       },
@@ -92,10 +104,21 @@ export class BridgeServer {
     const refusal = this.guard.check(req, url);
     if (refusal) return refuseUpgrade(socket, refusal);
     (socket as Socket).setNoDelay?.(true);
+    const gate = this.options.gate;
     if (url.pathname === '/' || url.pathname === '') {
-      this.sockets.handleUpgrade(req, socket, head, (ws) => this.onWorker(ws, req, socket as Socket));
+      if (!gate?.active) return this.sockets.handleUpgrade(req, socket, head, (ws) => this.onWorker(ws, req, socket as Socket, undefined));
+      void gate.admit(req, url).then((admitted) => {
+        if (!('policy' in admitted)) return refuseUpgrade(socket, { code: admitted.code, message: admitted.message });
+        if (socket.destroyed) return;
+        this.sockets.handleUpgrade(req, socket, head, (ws) => this.onWorker(ws, req, socket as Socket, admitted.policy));
+      });
     } else if (url.pathname === '/otel' || url.pathname === '/otel/') {
-      this.sockets.handleUpgrade(req, socket, head, (ws) => this.onOtel(ws));
+      if (!gate?.config.authFunctionId) return this.sockets.handleUpgrade(req, socket, head, (ws) => this.onOtel(ws));
+      // Telemetry goes into the engine's stores: the listener's auth function decides about it too.
+      void gate.admit(req, url).then((admitted) => {
+        if (!('policy' in admitted)) return refuseUpgrade(socket, { code: admitted.code, message: admitted.message });
+        if (!socket.destroyed) this.sockets.handleUpgrade(req, socket, head, (ws) => this.onOtel(ws));
+      });
     } else if (url.pathname.startsWith('/ws/channels/')) {
       this.onChannelUpgrade(url, req, socket, head);
     } else {
@@ -130,10 +153,12 @@ export class BridgeServer {
     ws.on('error', (err) => this.log.debug(`telemetry socket error: ${err.message}`));
   }
 
-  private onWorker(ws: WebSocket, req: IncomingMessage, socket: Socket): void {
+  private onWorker(ws: WebSocket, req: IncomingMessage, socket: Socket, policy: WorkerPolicy | undefined): void {
     const conn = new WorkerConnection(randomUUID(), ws, socket, req.socket.remoteAddress ?? null, Date.now(), {
       maxOutboundBytes: this.options.maxOutboundBytes,
     });
+    const gate = this.options.gate;
+    if (gate && policy) conn.access = new SessionAccess(conn, policy, gate, this.deps.functions, this.log);
     conn.heartbeat = this.sockets.keepAlive(ws, () => {
       this.log.warn({ worker_id: conn.id }, 'worker did not answer a ping: dropping the connection');
       conn.terminate();

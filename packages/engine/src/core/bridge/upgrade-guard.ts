@@ -124,10 +124,10 @@ export function isLoopback(host: string): boolean {
 }
 
 /** The start-up warning for a bridge that other machines can reach and that has no token. */
-export function warnIfExposed(host: string, access: BridgeAccess, log: Logger): void {
-  if (access.authToken !== undefined || isLoopback(host)) return;
+export function warnIfExposed(host: string, access: BridgeAccess, log: Logger, setting = 'bridge', hasAuthFunction = false): void {
+  if (access.authToken !== undefined || hasAuthFunction || isLoopback(host)) return;
   log.warn(
     { host },
-    `the bridge listens on ${host}, which other machines can reach, and has no token: anyone who reaches it can register functions and triggers and call every function. Set bridge.auth_token (or FLINT_BRIDGE_TOKEN), or bind bridge.host to 127.0.0.1`,
+    `the bridge listens on ${host}, which other machines can reach, and has no token: anyone who reaches it can register functions and triggers and call every function. Set ${setting}.auth_token (or FLINT_BRIDGE_TOKEN) or ${setting}.access.auth_function_id, or bind ${setting}.host to 127.0.0.1`,
   );
 }

@@ -1,11 +1,13 @@
 import {
   type ErrorCode,
+  FlintError,
   type RegisterFunctionMessage,
   type RegisterTriggerMessage,
   type RegisterTriggerTypeMessage,
   type UnregisterTriggerMessage,
   formatError,
 } from '@flint/protocol';
+import type { InternalHandler } from '../api/functions.js';
 import type { FunctionRegistry } from '../functions.js';
 import type { Logger } from '../logger.js';
 import type { TriggerRegistry } from '../triggers.js';
@@ -47,6 +49,28 @@ export class WorkerRegistrations {
       response_format: msg.response_format,
       metadata: msg.metadata,
     });
+  }
+
+  /**
+   * A function whose implementation is not on the worker (`invocation`, an HTTP endpoint): the module that
+   * runs such functions checks it and makes its handler; without one, or when it refuses, the worker is told.
+   */
+  registerDelegatedFunction(msg: RegisterFunctionMessage): void {
+    const owner = functionReservation(msg.id, this.deps.functions);
+    if (owner !== undefined) return this.refuse('function_id_reserved', { function_id: msg.id, owner });
+    const delegate = this.deps.functions.delegate;
+    if (!delegate) return this.refuse('function_not_invokable', { function_id: msg.id });
+    const def = { id: msg.id, description: msg.description, request_format: msg.request_format, response_format: msg.response_format, metadata: msg.metadata };
+    let handler: InternalHandler;
+    try {
+      handler = delegate.make({ ...def, worker_id: this.conn.id, invocation: msg.invocation });
+    } catch (err) {
+      const body = err instanceof FlintError ? err.toBody() : { code: 'invalid_payload', message: String(err) };
+      this.log.warn({ worker_id: this.conn.id, function_id: msg.id, code: body.code }, `refused an HTTP-invoked function: ${body.message}`);
+      this.conn.send({ type: 'error', error: { code: body.code, message: `function ${msg.id}: ${body.message}` } });
+      return;
+    }
+    this.deps.functions.registerDelegatedFunction(this.conn, def, handler);
   }
 
   registerTrigger(msg: RegisterTriggerMessage): void {

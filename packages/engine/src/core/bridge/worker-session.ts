@@ -1,4 +1,4 @@
-import { FlintError, type InvokeFunctionMessage, type WorkerToEngine, decodeWorkerFrame, formatError } from '@flint/protocol';
+import { FlintError, type InvokeFunctionMessage, type WorkerToEngine, decodeWorkerFrame } from '@flint/protocol';
 import type { RawData, WebSocket } from 'ws';
 import { toBuffer } from '../../lib/buffers.js';
 import { errorMessage } from '../../lib/errors.js';
@@ -112,6 +112,28 @@ export class WorkerSession {
   }
 
   private handle(msg: WorkerToEngine): void {
+    const { conn } = this;
+    const { functions } = this.deps;
+    const access = conn.access;
+    if (access && (msg.type === 'registerfunction' || msg.type === 'registertrigger' || msg.type === 'registertriggertype')) {
+      return access.register(
+        msg,
+        (allowed) => this.apply(allowed),
+        (refused, error) => {
+          if (refused.type === 'registertrigger') {
+            conn.send({ type: 'triggerregistrationresult', id: refused.id, trigger_type: refused.trigger_type, function_id: refused.function_id, error });
+          } else {
+            conn.send({ type: 'error', error });
+          }
+        },
+      );
+    }
+    if (access && msg.type === 'unregisterfunction') return functions.unregisterWorkerFunction(conn, access.functionId(msg.id));
+    return this.apply(msg);
+  }
+
+  /** Acts on a frame that passed the connection's access checks (if it has any). */
+  private apply(msg: WorkerToEngine): void {
     const { conn, registrations } = this;
     const { functions, invoker } = this.deps;
     switch (msg.type) {
@@ -120,10 +142,7 @@ export class WorkerSession {
       case 'invocationresult':
         return invoker.handleResult(conn, msg);
       case 'registerfunction':
-        if (msg.invocation !== undefined) {
-          conn.send({ type: 'error', error: { code: 'function_not_invokable', message: formatError('function_not_invokable', { function_id: msg.id }) } });
-          return;
-        }
+        if (msg.invocation !== undefined) return registrations.registerDelegatedFunction(msg);
         return registrations.registerFunction(msg);
       case 'unregisterfunction':
         return functions.unregisterWorkerFunction(conn, msg.id);
@@ -148,8 +167,25 @@ export class WorkerSession {
   }
 
   private onInvoke(msg: InvokeFunctionMessage): void {
+    const access = this.conn.access;
+    if (!access) return this.invoke(msg, msg.data === undefined ? null : msg.data);
+    const id = msg.invocation_id ?? undefined;
+    const action = msg.action?.type === 'enqueue' ? 'enqueue' : id === undefined || msg.action?.type === 'void' ? 'void' : 'sync';
+    access.call(
+      msg.function_id,
+      msg.data === undefined ? null : msg.data,
+      action,
+      (payload) => this.invoke(msg, payload),
+      (result, error) => {
+        if (id === undefined || action === 'void') return;
+        this.conn.send({ type: 'invocationresult', invocation_id: id, function_id: msg.function_id, result: result === null ? undefined : result, error });
+      },
+    );
+  }
+
+  /** Runs a call the worker made (its access checks, if any, passed). */
+  private invoke(msg: InvokeFunctionMessage, data: unknown): void {
     const conn = this.conn;
-    const data = msg.data === undefined ? null : msg.data;
     const id = msg.invocation_id ?? undefined;
     if (msg.action?.type === 'enqueue') return this.onEnqueue(msg, msg.action.queue, data);
     const opts = { traceparent: msg.traceparent, baggage: msg.baggage, timeoutMs: msg.timeout_ms, caller: conn };
@@ -167,7 +203,7 @@ export class WorkerSession {
         function_id: functionId,
         // No answer and a null answer both leave `result` out, as the upstream engine does: iii-sdk
         // callers then get `undefined` (what their code tests for); @flint/sdk turns it into null.
-        result: result === null ? undefined : result,
+        result: result === null ? undefined : conn.access ? conn.access.filterListing(functionId, result) : result,
         error,
         traceparent: trace?.traceparent,
         baggage: trace?.baggage,

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { type ErrorCode, errorStatus, formatError } from '@flint/protocol';
 import type { WebSocket } from 'ws';
 import type { EngineWebSocketServer, ModuleContext } from '../../core/module-api.js';
-import { authInput, authorize } from './auth.js';
+import { authInput, authorize } from '../../lib/upgrade-auth.js';
 import type { StreamConfig } from './config.js';
 import type { ClientRequest } from './frames.js';
 import type { StreamSessions } from './sessions.js';
@@ -56,9 +56,10 @@ export class StreamListener {
     if (initial === null) return refuse(socket, 'not_found', formatError('not_found', { path: url.pathname }));
     let context: unknown = null;
     if (this.config.auth_function) {
-      const outcome = await authorize(this.ctx, this.config.auth_function, authInput(req, url), this.config.auth_timeout_ms);
+      const invoke = (id: string, data: unknown, options: { timeoutMs?: number }) => this.ctx.invoke(id, data, options);
+      const outcome = await authorize(invoke, this.ctx.logger, this.config.auth_function, authInput(req, url), this.config.auth_timeout_ms);
       if (!outcome.allowed) return refuse(socket, outcome.code, outcome.message);
-      context = outcome.context;
+      context = outcome.answer?.context ?? null;
       if (socket.destroyed) return;
     }
     const ip = req.socket.remoteAddress ?? '';
