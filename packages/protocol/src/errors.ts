@@ -20,7 +20,10 @@ const http = <M extends string, S extends number>(status: S, message: M, summary
  */
 export const ERROR_CODES = {
   function_not_found: spec('Function {function_id} not found', 'No function with this id is registered.'),
-  function_not_invokable: spec('HTTP-invoked functions are not supported ({function_id})', 'The function is HTTP-invoked and cannot run on a worker.'),
+  function_not_invokable: spec(
+    'HTTP-invoked functions need the flint-http-functions module, which is not loaded ({function_id})',
+    'The function is HTTP-invoked and cannot run on a worker.',
+  ),
   invocation_failed: spec('{reason}', 'The handler threw or returned an error.'),
   invocation_timeout: spec('Invocation of {function_id} timed out after {timeout_ms} ms', 'No result arrived within the invocation time-out.'),
   invocation_stopped: spec('Invocation stopped: the worker disconnected', 'The worker executing the call disconnected before answering.'),
@@ -71,6 +74,16 @@ export const ERROR_CODES = {
     503,
     'Too many open connections (limit {limit}); retry later',
     'The listener is serving as many connections as it may; retry later.',
+  ),
+  url_not_allowed: http(
+    403,
+    '{reason}',
+    "An HTTP function's URL is outside `security.url_allowlist`, is not https under `require_https`, or resolves to a private address.",
+  ),
+  http_error: spec('{url} answered HTTP {status}: {body}', "An HTTP function's endpoint answered with a status other than 2xx."),
+  response_too_large: spec(
+    'The response of {url} is larger than {limit} bytes',
+    "An HTTP function's endpoint answered with more than `security.max_response_bytes`.",
   ),
   engine_shutting_down: http(503, 'The engine is shutting down', 'The engine is shutting down and no longer accepts calls.'),
   internal_error: http(500, 'internal error: {reason}', 'An unexpected error inside the engine.'),

@@ -54,6 +54,8 @@ export {
   type FunctionRef,
   type Handler,
   type HandlerContext,
+  type HttpAuth,
+  type HttpInvocation,
   type ModuleTriggerConfigs,
   TriggerAction,
   type TriggerConfig,

@@ -12,7 +12,8 @@ export const invocationScope = new AsyncLocalStorage<HandlerContext>();
 
 export interface FunctionEntry {
   message: RegisterFunctionMessage;
-  handler: Handler;
+  /** Absent for an HTTP function (`invocation`): the engine calls its URL, never this worker. */
+  handler?: Handler;
 }
 
 /** Incoming invocations: runs the handler of each `invokefunction` frame and sends its result back. */
@@ -47,6 +48,13 @@ export class Invocations {
       });
     };
     if (!entry) return reply(undefined, { code: 'function_not_found', message: `Function ${functionId} not found on this worker` });
+    const handler = entry.handler;
+    if (!handler) {
+      return reply(undefined, {
+        code: 'function_not_invokable',
+        message: `Function ${functionId} is an HTTP function: the engine calls its URL, not this worker`,
+      });
+    }
     const ctx: HandlerContext = { function_id: functionId, invocation_id: invocationId };
     if (typeof traceparent === 'string') ctx.traceparent = traceparent;
     if (typeof msg.baggage === 'string') ctx.baggage = msg.baggage;
@@ -60,7 +68,7 @@ export class Invocations {
     try {
       // The scope carries trace context to calls the handler makes; without trace context there is
       // nothing to carry, and skipping it spares every promise the async-context bookkeeping.
-      const out = ctx.traceparent || ctx.baggage ? invocationScope.run(ctx, () => entry.handler(input, ctx)) : entry.handler(input, ctx);
+      const out = ctx.traceparent || ctx.baggage ? invocationScope.run(ctx, () => handler(input, ctx)) : handler(input, ctx);
       if (out && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then((result) => reply(result), fail);
       else reply(out);
     } catch (err) {

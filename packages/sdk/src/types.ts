@@ -60,6 +60,34 @@ export interface HandlerContext {
 // biome-ignore lint/suspicious/noExplicitAny: handlers default to `any` input/output so plain JS-style handlers type-check, as in iii-sdk
 export type Handler<I = any, O = any> = (input: I, ctx: HandlerContext) => O | Promise<O>;
 
+/**
+ * How the engine authenticates the requests of an HTTP function. Each `*_key` is the name of an
+ * environment variable of the ENGINE process holding the secret (the worker never sees the secret).
+ */
+export type HttpAuth =
+  /** `x-flint-signature: sha256=<hex HMAC-SHA256 of "<x-flint-timestamp>.<body>">`. */
+  | { type: 'hmac'; secret_key: string }
+  /** `authorization: Bearer <token>`. */
+  | { type: 'bearer'; token_key: string }
+  /** `<header>: <value>`. */
+  | { type: 'api_key'; header: string; value_key: string };
+
+/**
+ * A function implemented by an HTTP endpoint (needs the engine's `flint-http-functions` module): the
+ * engine sends each call's payload to `url` as JSON and answers with the response (see docs/http-functions.md).
+ */
+export interface HttpInvocation {
+  /** Absolute http:// or https:// URL. */
+  url: string;
+  /** Default `POST`; `GET` and `DELETE` send no body. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** The call's time-out (capped by the engine's `max_timeout_ms`; default its `default_timeout_ms`). */
+  timeout_ms?: number;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+  auth?: HttpAuth;
+}
+
 export interface FunctionOptions {
   description?: string;
   request_format?: Record<string, unknown>;

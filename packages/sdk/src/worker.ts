@@ -31,6 +31,7 @@ import type {
   FunctionRef,
   Handler,
   HandlerContext,
+  HttpInvocation,
   TriggerInput,
   TriggerRef,
   TriggerRequest,
@@ -149,13 +150,29 @@ export class Worker extends EventEmitter<{
     return new Promise((resolve) => this.once('connected', resolve));
   }
 
+  /**
+   * Registers a function: with a handler, this worker runs it; with an `HttpInvocation`, the engine runs
+   * it by calling that URL (its `flint-http-functions` module must be loaded; a refused invocation is
+   * reported as `engineError`). Either way it is registered again on every reconnect and goes when
+   * this worker disconnects or `unregister()`s it.
+   */
   // biome-ignore lint/suspicious/noExplicitAny: see Handler
-  registerFunction<I = any, O = any>(id: string, handler: Handler<I, O>, options: FunctionOptions = {}): FunctionRef {
+  registerFunction<I = any, O = any>(id: string, handlerOrInvocation: Handler<I, O> | HttpInvocation, options: FunctionOptions = {}): FunctionRef {
     const functions = this.invocations.functions;
     if (typeof id !== 'string' || id.trim() === '') throw new Error('function id must be a non-empty string');
     if (functions.has(id)) throw new Error(`function ${id} is already registered on this worker`);
     const message: RegisterFunctionMessage = { type: 'registerfunction', id, ...options };
-    functions.set(id, { message, handler: handler as Handler });
+    if (typeof handlerOrInvocation === 'function') {
+      functions.set(id, { message, handler: handlerOrInvocation as Handler });
+    } else {
+      const inv = handlerOrInvocation as HttpInvocation | null | undefined;
+      if (typeof inv !== 'object' || inv === null || typeof inv.url !== 'string' || inv.url === '') {
+        throw new Error(`function ${id}: the second argument must be a handler or an HTTP invocation {url, method?, timeout_ms?, headers?, auth?}`);
+      }
+      // The fields iii-sdk sends (undefined ones are left out of the frame).
+      message.invocation = { url: inv.url, method: inv.method ?? 'POST', timeout_ms: inv.timeout_ms, headers: inv.headers, auth: inv.auth };
+      functions.set(id, { message });
+    }
     this.connection.sendNow(message);
     return {
       id,

@@ -149,8 +149,11 @@ export class Invoker {
     const id = this.ids.next();
     let frame: string;
     try {
-      // A worker registered with a prefix (its listener's access policy) knows its functions without it.
-      frame = invokeFrame(id, conn.access ? conn.access.unprefixed(functionId) : functionId, data, opts);
+      // A worker registered with a prefix (its listener's access policy) knows its functions without it, and
+      // sees in what a trigger delivers only the functions its listener exposes.
+      const access = conn.access;
+      if (access && opts.trigger) data = access.filterDelivery(opts.trigger.type, data);
+      frame = invokeFrame(id, access ? access.unprefixed(functionId) : functionId, data, opts);
     } catch (err) {
       return this.refuse(functionId, opts, { code: 'invalid_payload', message: `payload cannot be serialised: ${errorMessage(err)}` }, done);
     }
@@ -270,6 +273,9 @@ export class Invoker {
       done(error, result, { traceparent: opts.traceparent, baggage: opts.baggage });
     };
     const timer = setTimeout(() => settle(timedOut(functionId, timeoutMs), undefined), timeoutMs);
+    // A delegated function's handler makes no calls of its own (it is an HTTP request): a routing code it
+    // fails with (its own `invocation_timeout`) is about this call, not a nested one.
+    const failure = (e: unknown) => (provider.kind === 'delegated' ? toErrorBody(e) : internalFailure(functionId, e));
     const ctx: InvocationContext = {
       functionId,
       callerWorkerId: opts.caller?.id,
@@ -282,11 +288,11 @@ export class Invoker {
       if (value instanceof Promise)
         value.then(
           (r) => settle(undefined, r),
-          (e: unknown) => settle(internalFailure(functionId, e), undefined),
+          (e: unknown) => settle(failure(e), undefined),
         );
       else settle(undefined, value);
     } catch (e) {
-      settle(internalFailure(functionId, e), undefined);
+      settle(failure(e), undefined);
     }
   }
 }

@@ -2,6 +2,7 @@ import type { ModuleDefinition } from '../core/module-api.js';
 import { cronModule } from './cron/index.js';
 import { engineModule } from './engine/index.js';
 import { httpModule } from './http/index.js';
+import { httpFunctionsModule } from './http-functions/index.js';
 import { observabilityModule } from './observability/index.js';
 import { pubsubModule } from './pubsub/index.js';
 import { queueModule } from './queue/index.js';
@@ -17,6 +18,7 @@ export const BUILTIN_MODULES: readonly ModuleDefinition[] = [
   pubsubModule as ModuleDefinition,
   cronModule as ModuleDefinition,
   observabilityModule as ModuleDefinition,
+  httpFunctionsModule as ModuleDefinition,
 ];
 
 /** The engine's own functions and trigger types: always loaded, first, never listed in the config. */

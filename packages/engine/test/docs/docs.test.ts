@@ -69,6 +69,11 @@ describe('user docs', () => {
       'flint-reattach',
       // @flint/sdk's default service.name for a worker's spans.
       'flint-worker',
+      // The x-flint-* request headers of HTTP functions (docs/http-functions.md).
+      'flint-function',
+      'flint-invocation',
+      'flint-timestamp',
+      'flint-signature',
     ]);
     const unknown: string[] = [];
     for (const file of docFiles) {

@@ -1,0 +1,70 @@
+import { BlockList, isIP } from 'node:net';
+
+/**
+ * Addresses an HTTP function may not reach while `block_private_addresses` is on: this host, private
+ * networks, link-local (cloud metadata at 169.254.169.254), carrier-grade NAT, benchmarking, multicast
+ * and reserved ranges.
+ */
+const IPV4_BLOCKED: [string, number][] = [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+];
+const IPV6_BLOCKED: [string, number][] = [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+];
+
+const blocked = new BlockList();
+for (const [net, prefix] of IPV4_BLOCKED) blocked.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of IPV6_BLOCKED) blocked.addSubnet(net, prefix, 'ipv6');
+
+/**
+ * True when `address` (an IP address as `dns.lookup` gives it) is in a blocked range. An IPv4-mapped
+ * IPv6 address (`::ffff:127.0.0.1`, `::ffff:7f00:1`) is checked as the IPv4 address it maps; anything
+ * that is not an IP address counts as blocked.
+ */
+export function isBlockedAddress(address: string): boolean {
+  const plain = address.split('%')[0] ?? address; // a zone index (fe80::1%eth0) is not part of the address
+  const family = isIP(plain);
+  if (family === 4) return blocked.check(plain, 'ipv4');
+  if (family !== 6) return true;
+  const mapped = mappedIPv4(plain);
+  return mapped === undefined ? blocked.check(plain, 'ipv6') : blocked.check(mapped, 'ipv4');
+}
+
+/** The IPv4 address an IPv4-mapped IPv6 address (`::ffff:0:0/96`) stands for, else undefined. */
+export function mappedIPv4(address: string): string | undefined {
+  const groups = ipv6Groups(address);
+  if (!groups || groups.slice(0, 5).some((g) => g !== 0) || groups[5] !== 0xffff) return undefined;
+  const [hi = 0, lo = 0] = groups.slice(6);
+  return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (with `::` expanded and a trailing dotted quad converted). */
+function ipv6Groups(address: string): number[] | undefined {
+  let text = address.toLowerCase();
+  const quad = /^(.*:)(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(2).map(Number) as [number, number, number, number];
+    text = `${quad[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const h = head === '' ? [] : head.split(':');
+  const t = tail === undefined || tail === '' ? [] : tail.split(':');
+  const fill = tail === undefined ? 0 : 8 - h.length - t.length;
+  if (fill < 0) return undefined;
+  const groups = [...h, ...new Array<string>(fill).fill('0'), ...t].map((g) => Number.parseInt(g, 16));
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
+}
