@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { createSecureContext } from 'node:tls';
 import type { FunctionInfo } from '@flint/protocol';
 import { ADAPTERS } from './adapters/index.js';
 import { ConfigError, loadConfig } from './config/load.js';
@@ -108,7 +109,15 @@ function readTls(tls: NonNullable<BridgeListenerConfig['tls']>, dir: string, pat
       throw new ConfigError([{ path: `${path}.tls.${key}`, message: `cannot read ${resolve(dir, file)}: ${(err as Error).message}` }], undefined);
     }
   };
-  return { cert: read(tls.cert_file, 'cert_file'), key: read(tls.key_file, 'key_file') };
+  const pair = { cert: read(tls.cert_file, 'cert_file'), key: read(tls.key_file, 'key_file') };
+  try {
+    createSecureContext(pair);
+  } catch (err) {
+    // OpenSSL's own words (`PEM routines::no start line`, `key values mismatch`), with the listener's keys.
+    const message = `${resolve(dir, tls.cert_file)} and ${resolve(dir, tls.key_file)} are not a PEM certificate and its key: ${(err as Error).message}`;
+    throw new ConfigError([{ path: `${path}.tls`, message }], undefined);
+  }
+  return pair;
 }
 
 /** A module's stop still gets this long when the drains used up the shutdown deadline (stores flush there). */

@@ -76,14 +76,66 @@ function tooDeep(text: string, limit: number): boolean {
   return false;
 }
 
+const WANTED_KEYS = new Set(['type', 'invocation_id', 'function_id']);
+
+/** The index of the quote closing the string that opens at `start` (or the text's length when it never closes). */
+function stringEnd(text: string, start: number): number {
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 92 /* \ */) i++;
+    else if (c === 34 /* " */) return i;
+  }
+  return text.length;
+}
+
+function skipSpace(text: string, i: number): number {
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 10 && c !== 13) break;
+    i++;
+  }
+  return i;
+}
+
+/**
+ * The string values of the top-level keys `type`, `invocation_id` and `function_id` of a frame too deep to
+ * parse, in one pass over the text (values with escapes are skipped: ids never have them).
+ */
+function topLevelStrings(text: string): Partial<Record<'type' | 'invocation_id' | 'function_id', string>> {
+  const out: Partial<Record<'type' | 'invocation_id' | 'function_id', string>> = {};
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      const end = stringEnd(text, i);
+      if (depth === 1) {
+        const colon = skipSpace(text, end + 1);
+        const key = text.slice(i + 1, end);
+        if (text.charCodeAt(colon) === 58 /* : */ && WANTED_KEYS.has(key)) {
+          const start = skipSpace(text, colon + 1);
+          if (text.charCodeAt(start) === 34) {
+            const valueEnd = stringEnd(text, start);
+            const value = text.slice(start + 1, valueEnd);
+            if (!value.includes('\\')) out[key as keyof typeof out] = value;
+            i = valueEnd;
+            continue;
+          }
+        }
+      }
+      i = end;
+    } else if (c === 123 /* { */ || c === 91 /* [ */) depth++;
+    else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
+  }
+  return out;
+}
+
 export function decodeWorkerFrame(text: string): DecodeResult {
   if (tooDeep(text, MAX_FRAME_DEPTH)) {
     const result: DecodeFailure = { ok: false, code: 'invalid_frame', reason: `frame nests objects or arrays deeper than ${MAX_FRAME_DEPTH} levels` };
-    // Still answer a call: its id and function are near the start of the frame.
-    const id = /"invocation_id"\s*:\s*"([0-9a-fA-F-]{36})"/.exec(text.slice(0, 4096))?.[1];
-    const fn = /"function_id"\s*:\s*"([^"]{1,256})"/.exec(text.slice(0, 4096))?.[1];
-    if (id && /"type"\s*:\s*"invokefunction"/.test(text.slice(0, 4096))) result.invocationId = id;
-    if (fn) result.functionId = fn;
+    // Still answer a call: its id and function are top-level fields, wherever they are in the text.
+    const top = topLevelStrings(text);
+    if (top.type === 'invokefunction' && top.invocation_id !== undefined && isUuid(top.invocation_id)) result.invocationId = top.invocation_id;
+    if (top.function_id !== undefined && top.function_id.length <= 256) result.functionId = top.function_id;
     return result;
   }
   let frame: unknown;
@@ -112,6 +164,10 @@ export function decodeWorkerFrame(text: string): DecodeResult {
     case 'invocationresult':
       if (typeof f.invocation_id !== 'string') return fail('invocation_id must be a string', f);
       if (f.error !== undefined && f.error !== null && !isObject(f.error)) return fail('error must be an object', f);
+      // Trace fields that are not strings are dropped rather than passed on to the caller (whose SDK
+      // would refuse the whole answer and wait for its time-out): the result itself is good.
+      if (f.traceparent !== undefined && typeof f.traceparent !== 'string') delete f.traceparent;
+      if (f.baggage !== undefined && typeof f.baggage !== 'string') delete f.baggage;
       return { ok: true, message: f as unknown as WorkerToEngine };
     case 'registerfunction': {
       const reason = checkFunctionId(f.id);

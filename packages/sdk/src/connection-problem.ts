@@ -24,8 +24,28 @@ export interface ConnectionProblem {
 
 const BRIDGE_HINT = `the bridge listens on ${DEFAULT_BRIDGE_PORT} by default`;
 
-/** A server answered the WebSocket upgrade with a plain HTTP response; `sentToken`: the upgrade carried a token. */
-export function refused(url: string, status: number, sentToken: boolean): ConnectionProblem {
+/** The `{code, error}` of an engine's refusal body, when the body is one. */
+export function refusalOf(body: string): { code: string; error: string } | undefined {
+  try {
+    const parsed = JSON.parse(body) as { code?: unknown; error?: unknown };
+    return typeof parsed.code === 'string' ? { code: parsed.code, error: typeof parsed.error === 'string' ? parsed.error : '' } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A server answered the WebSocket upgrade with a plain HTTP response; `sentToken`: the upgrade carried a
+ * token; `refusal`: the engine's `{code, error}` body, when it sent one.
+ */
+export function refused(url: string, status: number, sentToken: boolean, refusal?: { code: string; error: string }): ConnectionProblem {
+  const code = refusal?.code;
+  if (code === 'connection_unauthorized' || code === 'connection_forbidden' || code === 'auth_unavailable') {
+    const what = code === 'auth_unavailable' ? "the engine's auth function failed" : "the engine's auth function refused the connection";
+    const detail = `HTTP ${status}: ${what}${refusal?.error ? `: ${refusal.error}` : ''}`;
+    const kind = code === 'auth_unavailable' ? 'busy' : code === 'connection_forbidden' ? 'forbidden' : 'unauthorized';
+    return { kind, status, tokenSent: sentToken, message: `the engine at ${url} refused the connection (${detail})`, detail };
+  }
   if (status === 401) {
     const detail = sentToken
       ? "HTTP 401: the engine refused the token — compare the token option (or FLINT_TOKEN) with the engine's bridge.auth_token"

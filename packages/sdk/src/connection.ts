@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import { FrameBatcher, type InvokeFunctionMessage, REATTACH_HEADER } from '@flint/protocol';
 import WebSocket from 'ws';
 import { type ReconnectOptions, reconnectDelay } from './backoff.js';
-import { type ConnectionProblem, problemKey, refused, shownUrl, unreachable } from './connection-problem.js';
+import { type ConnectionProblem, problemKey, refusalOf, refused, shownUrl, unreachable } from './connection-problem.js';
 
 export type ConnectionState = 'connecting' | 'connected' | 'disconnected' | 'failed' | 'shutdown';
 
@@ -96,9 +96,18 @@ export class Connection {
     // A plain HTTP answer (the engine's HTTP port, another program): not a bridge. Abort the handshake
     // (the 'error' that follows is this abort, not news).
     ws.on('unexpected-response', (_req, res) => {
-      if (this.ws === ws) this.attemptProblem ??= refused(this.shownUrl, res.statusCode ?? 0, this.options.sendsToken);
-      res.resume();
-      ws.terminate();
+      // The engine's refusals carry {error, code} (e.g. its auth function's reason): read a little of it.
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        if (body.length < 4096) body += chunk;
+      });
+      const done = () => {
+        if (this.ws === ws) this.attemptProblem ??= refused(this.shownUrl, res.statusCode ?? 0, this.options.sendsToken, refusalOf(body));
+        ws.terminate();
+      };
+      res.once('end', done);
+      res.once('error', done);
     });
     ws.on('upgrade', (response) => {
       if (this.ws !== ws) return;

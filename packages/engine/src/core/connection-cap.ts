@@ -40,6 +40,14 @@ export function limitConnections(server: Server, limits: ConnectionLimits, logge
   return new ConnectionCap(server, limits, logger);
 }
 
+/**
+ * The TCP socket a request came on. Connections are counted on the server's `connection` event, which
+ * gives the TCP socket; behind TLS the request's socket is the TLS socket wrapping it (`_parent`).
+ */
+function transportOf(socket: Duplex): Duplex {
+  return (socket as Duplex & { _parent?: Duplex })._parent ?? socket;
+}
+
 export class ConnectionCap {
   private served = 0;
   private refusing = 0;
@@ -98,10 +106,11 @@ export class ConnectionCap {
   }
 
   private refuses(req: IncomingMessage): boolean {
-    if (this.overCap.has(req.socket)) return true;
+    const socket = transportOf(req.socket);
+    if (this.overCap.has(socket)) return true;
     const reserve = this.limits.reserve;
     if (reserve === undefined || this.served <= this.limits.maxConnections - reserve.connections || reserve.admits(req)) return false;
-    this.release(req.socket); // answered and about to close: its slot is free at once
+    this.release(socket); // answered and about to close: its slot is free at once
     this.count();
     return true;
   }

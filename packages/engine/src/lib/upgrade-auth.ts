@@ -38,8 +38,8 @@ export function authInput(req: IncomingMessage, url: URL): AuthInput {
 }
 
 /**
- * Asks a listener's auth function about an upgrade. `{allow: false, status?, reason?}` refuses it (401, or
- * 403 when status is 403); any other answer lets it in (an object answer is handed back: its `context`,
+ * Asks a listener's auth function about an upgrade. `false` or `{allow: false, status?, reason?}` refuses it
+ * (401, or 403 when status is 403); any other answer lets it in (an object answer is handed back: its `context`,
  * and whatever else the listener reads from it). A function that fails or does not answer in time refuses
  * it too (503 auth_unavailable): a broken check never lets everyone in.
  */
@@ -52,6 +52,7 @@ export async function authorize(invoke: Invoke, logger: Logger, functionId: stri
     logger.warn({ function_id: functionId, addr: input.addr, path: input.path }, `auth function ${functionId} failed, connection refused: ${reason}`);
     return { allowed: false, code: 'auth_unavailable', message: formatError('auth_unavailable', { function_id: functionId, reason }) };
   }
+  if (result === false) return { allowed: false, code: 'connection_unauthorized', message: 'the connection was refused by the auth function' };
   if (typeof result !== 'object' || result === null || Array.isArray(result)) return { allowed: true, answer: undefined };
   const answer = result as Record<string, unknown>;
   if (answer.allow === false) {

@@ -109,6 +109,8 @@ export interface TestWorkerOptions {
   token?: string;
   /** @flint/sdk only: record and send a span per traced call (`spans` option). */
   spans?: boolean;
+  /** Extra headers on the WebSocket upgrade (both SDKs' `headers` option). */
+  headers?: Record<string, string>;
 }
 
 const quiet = { warn: () => {}, error: () => {}, debug: () => {} };
@@ -122,6 +124,7 @@ function connectFlint(url: string, options: TestWorkerOptions): TestWorker {
     log: quiet,
     token: options.token,
     spans: options.spans,
+    headers: options.headers,
   });
   return {
     kind: 'flint',
@@ -144,6 +147,7 @@ function connectIii(url: string, options: TestWorkerOptions): TestWorker {
     reconnectionConfig: { initialDelayMs: 50, maxDelayMs: 200, ...options.reconnect },
     enableMetricsReporting: options.otel === true,
     otel: options.otel ? { enabled: true } : { enabled: false },
+    headers: options.headers,
   });
   return {
     kind: 'iii',

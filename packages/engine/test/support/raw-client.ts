@@ -60,14 +60,20 @@ export class RawClient {
   /**
    * Opens a connection to `baseUrl` + `path` and waits until it is open (not for `workerregistered`: see
    * `registered`). `options.headers` go on the upgrade; `autoPong: false` makes a peer that never answers
-   * the engine's pings (like one whose network path is gone).
+   * the engine's pings (like one whose network path is gone); `ca` is the certificate to trust for a
+   * `wss://` server (a self-signed one).
    */
-  static async connect(baseUrl: string, path = '/', options: { headers?: Record<string, string>; autoPong?: boolean } = {}): Promise<RawClient> {
+  static async connect(
+    baseUrl: string,
+    path = '/',
+    options: { headers?: Record<string, string>; autoPong?: boolean; ca?: string | Buffer } = {},
+  ): Promise<RawClient> {
     const ws = new WebSocket(baseUrl.replace(/\/+$/, '') + path, {
       perMessageDeflate: false,
       maxPayload: 256 * 1024 * 1024,
       headers: options.headers,
       autoPong: options.autoPong ?? true,
+      ca: options.ca,
     });
     const client = new RawClient(ws);
     await new Promise<void>((resolve, reject) => {
@@ -252,10 +258,17 @@ export async function upgradeStatus(url: string, headers?: Record<string, string
   return (await upgradeRefusal(url, headers)).status;
 }
 
-/** Opens a WebSocket that the server is expected to refuse; resolves with the refusal's status, headers and body. */
-export function upgradeRefusal(url: string, headers?: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+/**
+ * Opens a WebSocket that the server is expected to refuse; resolves with the refusal's status, headers and
+ * body. `ca`: the certificate to trust for a `wss://` server.
+ */
+export function upgradeRefusal(
+  url: string,
+  headers?: Record<string, string>,
+  ca?: string | Buffer,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false, headers });
+    const ws = new WebSocket(url, { perMessageDeflate: false, headers, ca });
     ws.once('unexpected-response', (_req, res) => {
       let body = '';
       res.setEncoding('utf8');

@@ -55,7 +55,7 @@ export class BridgeServer {
     private readonly options: BridgeOptions,
   ) {
     this.log = deps.logger;
-    this.guard = new UpgradeGuard(options.access, deps.logger);
+    this.guard = new UpgradeGuard(options.access, deps.logger, options.setting);
     const setting = options.setting ?? 'bridge';
     this.sockets = new WebSocketServerWithKeepAlive({
       maxPayloadBytes: options.maxFrameBytes,
@@ -101,6 +101,8 @@ export class BridgeServer {
     // connection after a refusal would otherwise be an uncaught exception that stops the engine.
     socket.on('error', (err) => this.log.debug({ ip: req.socket.remoteAddress }, `bridge upgrade socket error: ${err.message}`));
     const url = upgradeUrl(req.url ?? '/');
+    // A request target no URL can be made of (`//`, `//a:b`) is no endpoint of the bridge.
+    if (!url) return rejectUpgrade(socket, 'not_found', formatError('not_found', { path: String(req.url).slice(0, 200) }));
     const refusal = this.guard.check(req, url);
     if (refusal) return refuseUpgrade(socket, refusal);
     (socket as Socket).setNoDelay?.(true);
@@ -129,7 +131,12 @@ export class BridgeServer {
   private onChannelUpgrade(url: URL, req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const dir = url.searchParams.get('dir');
     if (dir !== 'read' && dir !== 'write') return rejectUpgrade(socket, 'invalid_frame', 'Query parameter dir must be "read" or "write"');
-    const id = decodeURIComponent(url.pathname.slice('/ws/channels/'.length));
+    let id: string;
+    try {
+      id = decodeURIComponent(url.pathname.slice('/ws/channels/'.length));
+    } catch {
+      return rejectUpgrade(socket, 'channel_not_found', formatError('channel_not_found'));
+    }
     const key = url.searchParams.get('key');
     const { channels } = this.deps;
     const channel = channels.lookup(id, key);

@@ -57,7 +57,12 @@ export class UpgradeGuard {
   private readonly originLog: RefusalLog;
   private readonly tokenLog: RefusalLog;
 
-  constructor(access: BridgeAccess, log: Logger) {
+  constructor(
+    access: BridgeAccess,
+    log: Logger,
+    /** The listener's config path (`bridge`, `bridge[1]`), named in the refusal log. */
+    private readonly setting = 'bridge',
+  ) {
     this.originLog = new RefusalLog(log);
     this.tokenLog = new RefusalLog(log);
     this.tokenDigest = access.authToken === undefined ? undefined : digest(access.authToken);
@@ -72,13 +77,13 @@ export class UpgradeGuard {
       const shown = origin.slice(0, MAX_LOGGED);
       this.originLog.warn(
         { ip: req.socket.remoteAddress, origin: shown, path: url.pathname },
-        `refused a bridge connection from a web page: origin ${shown} is not in bridge.allowed_origins`,
+        `refused a bridge connection from a web page: origin ${shown} is not in ${this.setting}.allowed_origins`,
       );
       return { code: 'origin_not_allowed', message: formatError('origin_not_allowed', { origin: shown }) };
     }
     if (this.tokenDigest && !url.pathname.startsWith(CHANNEL_PATH) && !this.tokenMatches(req, url, this.tokenDigest)) {
       const how = bearerToken(req) !== undefined || url.searchParams.has('token') ? 'a wrong token' : 'no token';
-      this.tokenLog.warn({ ip: req.socket.remoteAddress, path: url.pathname }, `refused a bridge connection with ${how} (bridge.auth_token is set)`);
+      this.tokenLog.warn({ ip: req.socket.remoteAddress, path: url.pathname }, `refused a bridge connection with ${how} (${this.setting}.auth_token is set)`);
       return { code: 'unauthorized', message: formatError('unauthorized') };
     }
     return undefined;
@@ -99,12 +104,16 @@ function bearerToken(req: IncomingMessage): string | undefined {
 /**
  * The URL an upgrade asks for. iii-sdk builds a channel's URL by appending `/ws/channels/<id>?key=…`
  * to its engine URL; when that URL carries a query (`ws://host:49134/?token=…`) the channel path ends
- * up inside the query, and is taken back out here.
+ * up inside the query, and is taken back out here. Undefined for a target no URL can be made of (`//`).
  */
-export function upgradeUrl(raw: string): URL {
+export function upgradeUrl(raw: string): URL | undefined {
   const query = raw.indexOf('?');
   const channel = raw.indexOf(CHANNEL_PATH);
-  return new URL(query >= 0 && channel > query ? raw.slice(channel) : raw, 'http://bridge');
+  try {
+    return new URL(query >= 0 && channel > query ? raw.slice(channel) : raw, 'http://bridge');
+  } catch {
+    return undefined;
+  }
 }
 
 /** Answers a refused upgrade with its HTTP status and a JSON body `{error, code}`, and closes the socket. */

@@ -128,7 +128,8 @@ export class WorkerSession {
         },
       );
     }
-    if (access && msg.type === 'unregisterfunction') return functions.unregisterWorkerFunction(conn, access.functionId(msg.id));
+    if (access && msg.type === 'unregisterfunction') return access.inOrder(() => functions.unregisterWorkerFunction(conn, access.functionId(msg.id)));
+    if (access && (msg.type === 'unregistertrigger' || msg.type === 'unregistertriggertype')) return access.inOrder(() => this.apply(msg));
     return this.apply(msg);
   }
 

@@ -30,7 +30,13 @@ export class StreamListener {
       const body = JSON.stringify({ error: 'This is the Flint stream listener: connect with a WebSocket', code: 'upgrade_required' });
       res.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket', connection: 'close' }).end(body);
     });
-    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.onUpgrade(req, socket, head));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.onUpgrade(req, socket, head).catch((err: unknown) => {
+        // Nothing an upgrade request carries may stop the engine: answer, log, go on.
+        this.ctx.logger.warn(`stream upgrade failed: ${err instanceof Error ? err.message : String(err)}`);
+        if (!socket.destroyed) refuse(socket, 'internal_error', 'the upgrade could not be handled');
+      }),
+    );
   }
 
   async listen(): Promise<void> {
@@ -51,7 +57,12 @@ export class StreamListener {
   private async onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     // node:http hands the socket over without an error listener: a client resetting it must not stop the engine.
     socket.on('error', (err) => this.ctx.logger.debug(`stream upgrade socket error: ${err.message}`));
-    const url = new URL(req.url ?? '/', 'http://stream');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://stream');
+    } catch {
+      return refuse(socket, 'not_found', formatError('not_found', { path: String(req.url).slice(0, 200) }));
+    }
     const initial = url.pathname === '/' ? undefined : pathSubscription(url.pathname);
     if (initial === null) return refuse(socket, 'not_found', formatError('not_found', { path: url.pathname }));
     let context: unknown = null;

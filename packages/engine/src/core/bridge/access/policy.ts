@@ -125,9 +125,9 @@ export class WorkerPolicy {
     return this.mayRegisterTriggerTypes ? undefined : `providing trigger type '${type}' not allowed (allow_trigger_type_registration is not true)`;
   }
 
-  /** The id a function this worker registers gets in the engine. */
+  /** The id a function this worker registers gets in the engine (the prefix is always put before it, as upstream does). */
   prefixed(id: string): string {
-    return this.prefix === undefined || id.startsWith(this.prefix) ? id : this.prefix + id;
+    return this.prefix === undefined ? id : this.prefix + id;
   }
 
   /** The id this worker knows a function of its own by. */

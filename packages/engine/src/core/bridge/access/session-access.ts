@@ -19,6 +19,9 @@ export function forbidden(reason: string): ErrorBody {
 export class SessionAccess implements ConnectionAccess {
   /** Registrations wait for the ones before them (hooks are calls): a trigger never overtakes its function. */
   private registrations: Promise<void> = Promise.resolve();
+  /** Functions a registration hook renamed: engine id → the id the worker knows, and back. */
+  private readonly workerIds = new Map<string, string>();
+  private readonly engineIds = new Map<string, string>();
 
   constructor(
     private readonly conn: WorkerConnection,
@@ -67,19 +70,25 @@ export class SessionAccess implements ConnectionAccess {
     return this.policy.context;
   }
 
-  /** The id this worker's function has in the engine (with the registration prefix). */
+  /** The id this worker's function has in the engine (with the registration prefix, or as a hook renamed it). */
   functionId(id: string): string {
-    return this.policy.prefixed(id);
+    return this.engineIds.get(id) ?? this.policy.prefixed(id);
   }
 
   unprefixed(id: string): string {
-    return this.policy.unprefixed(id);
+    return this.workerIds.get(id) ?? this.policy.unprefixed(id);
   }
 
-  /** Drops from a listing's answer what this worker may not see (functions, and triggers of such functions). */
+  /** Runs `apply` after the registrations before it (an unregister never overtakes its register). */
+  inOrder(apply: () => void): void {
+    this.registrations = this.registrations.then(() => {
+      if (!this.conn.closed) apply();
+    });
+  }
+
+  /** Drops from a listing's answer what this worker may not call (functions, and triggers of such functions). */
   filterListing(functionId: string, result: unknown): unknown {
-    const exposure = this.policy.exposure;
-    if (!exposure || typeof result !== 'object' || result === null) return result;
+    if (typeof result !== 'object' || result === null) return result;
     const visible = (id: string, metadata?: Record<string, unknown> | null) =>
       this.policy.refusesCall(id, metadata ?? this.functions.functions.get(id)?.metadata) === undefined;
     if (functionId === 'engine::functions::list' && Array.isArray((result as { functions?: unknown }).functions)) {
@@ -91,6 +100,11 @@ export class SessionAccess implements ConnectionAccess {
       return { ...result, triggers: list.filter((t) => visible(t.function_id)) };
     }
     return result;
+  }
+
+  filterDelivery(triggerType: string, data: unknown): unknown {
+    if (triggerType !== 'engine::functions-available') return data;
+    return this.filterListing('engine::functions::list', data);
   }
 
   private deny(functionId: string, reason: string, answer: (result: unknown, error?: ErrorBody) => void): void {
@@ -116,9 +130,15 @@ export class SessionAccess implements ConnectionAccess {
       const verdict = await gate.hook(hooks.onFunctionRegistration, `registering function '${id}'`, input, conn, policy);
       if (verdict.kind === 'deny') return verdict.reason;
       const f = verdict.fields;
+      const engineId = typeof f.function_id === 'string' && f.function_id !== '' ? f.function_id : id;
+      if (engineId !== id) {
+        // Calls reach the worker under the name it registered; its unregister and triggers follow the rename.
+        this.workerIds.set(engineId, msg.id);
+        this.engineIds.set(msg.id, engineId);
+      }
       return {
         ...msg,
-        id: typeof f.function_id === 'string' && f.function_id !== '' ? f.function_id : id,
+        id: engineId,
         description: 'description' in f ? (f.description as string | undefined) : msg.description,
         request_format: 'request_format' in f ? f.request_format : msg.request_format,
         response_format: 'response_format' in f ? f.response_format : msg.response_format,
@@ -128,7 +148,13 @@ export class SessionAccess implements ConnectionAccess {
     if (msg.type === 'registertrigger') {
       const refusal = policy.refusesTrigger(msg.trigger_type);
       if (refusal !== undefined) return refusal;
-      const functionId = policy.prefixed(msg.function_id);
+      const functionId = this.functionId(msg.function_id);
+      // A trigger calls its function for whoever fires it (an HTTP client, say): the worker may point one
+      // only at its own functions or at functions it may call itself.
+      if (!conn.functions.has(functionId)) {
+        const target = policy.refusesCall(functionId, this.functions.functions.get(functionId)?.metadata);
+        if (target !== undefined) return `a ${msg.trigger_type} trigger for '${functionId}' not allowed: ${target}`;
+      }
       const input = { trigger_id: msg.id, trigger_type: msg.trigger_type, function_id: functionId, config: msg.config, metadata: msg.metadata };
       const verdict = await gate.hook(hooks.onTriggerRegistration, `registering a ${msg.trigger_type} trigger for '${functionId}'`, input, conn, policy);
       if (verdict.kind === 'deny') return verdict.reason;

@@ -24,4 +24,8 @@ export interface ConnectionAccess {
   ): void;
   register(msg: Registration, apply: (msg: WorkerToEngine) => void, refuse: (msg: Registration, error: ErrorBody) => void): void;
   filterListing(functionId: string, result: unknown): unknown;
+  /** Runs `apply` (an unregister frame) after this worker's registrations still being checked. */
+  inOrder(apply: () => void): void;
+  /** Drops from what a trigger of `triggerType` delivers to this worker what it may not see (`engine::functions-available`). */
+  filterDelivery(triggerType: string, data: unknown): unknown;
 }
