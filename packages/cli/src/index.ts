@@ -5,6 +5,7 @@ import { initCommand } from './commands/init.js';
 import { list } from './commands/list.js';
 import { dlqDiscard, dlqList, dlqRedrive, queues } from './commands/queues.js';
 import { start } from './commands/start.js';
+import { streamsList } from './commands/streams.js';
 import { tracesList, tracesShow } from './commands/traces.js';
 import { trigger } from './commands/trigger.js';
 import { CLI_VERSION } from './version.js';
@@ -124,6 +125,10 @@ export async function main(argv: string[]): Promise<number> {
   )
     .option('-t, --timeout-ms <n>', 'how long to wait for the run in milliseconds (default 30000)', positiveInt)
     .action((triggerId: string, opts) => print(() => cronRun(triggerId, opts)));
+
+  connection(
+    program.command('streams').description("list streams with their groups, and the stream listener's live counters (clients, subscriptions, frames sent)"),
+  ).action((opts) => print(() => streamsList(opts)));
 
   const traces = program
     .command('traces')

@@ -678,3 +678,55 @@ async function retry<T>(fn: () => Promise<T>, attempts = 50): Promise<T> {
     }
   }
 }
+
+describe('flint streams', () => {
+  it('lists streams with their groups and the live counters; says how to start when there are none; names a missing module', async () => {
+    const config = join(dir, 'streams-config.yaml');
+    writeFileSync(config, 'bridge:\n  port: 0\nlog:\n  level: fatal\nmodules:\n  - name: flint-stream\n    config: { port: 0 }\n');
+    const engine = await startEngine(['--config', config]);
+    const worker = registerWorker(engine.url, { workerName: 'cli-streams-worker' });
+    try {
+      const empty = await flint(['streams', '--url', engine.url]);
+      expect(empty.code).toBe(0);
+      expect(empty.stdout).toContain('0 clients connected, 0 subscriptions');
+      expect(empty.stdout).toContain('no streams yet: write one with stream::set');
+
+      for (const [stream, group] of [
+        ['chat', 'room-1'],
+        ['chat', 'room-2'],
+        ['scores', 'match:7'],
+      ])
+        await worker.trigger({ function_id: 'stream::set', payload: { stream_name: stream, group_id: group, item_id: 'i', data: 1 } });
+      const run = await flint(['streams', '--url', engine.url]);
+      expect(run.code).toBe(0);
+      const [totals, header, ...rows] = run.stdout.trimEnd().split('\n');
+      expect(totals).toMatch(/^0 clients connected, 0 subscriptions, 0 frames sent, 0 bytes waiting, 0 slow clients dropped$/);
+      expect(header).toMatch(/^STREAM\s+GROUPS\s+GROUP IDS\s+SUBSCRIPTIONS\s+EVENTS\s+FRAMES SENT$/);
+      expect(rows.map((r) => r.split(/\s{2,}/))).toEqual([
+        ['chat', '2', 'room-1, room-2', '0', '2', '0'],
+        ['scores', '1', 'match:7', '0', '1', '0'],
+      ]);
+      const json = JSON.parse((await flint(['streams', '--json', '--url', engine.url])).stdout);
+      expect(json.streams).toEqual([
+        { id: 'chat', groups: ['room-1', 'room-2'] },
+        { id: 'scores', groups: ['match:7'] },
+      ]);
+      expect(json.stats.totals).toMatchObject({ connections: 0, events: 3 });
+    } finally {
+      await worker.shutdown();
+      engine.child.kill('SIGTERM');
+      await exitOf(engine.child);
+    }
+    const bare = join(dir, 'no-streams-config.yaml');
+    writeFileSync(bare, 'bridge:\n  port: 0\nlog:\n  level: fatal\nmodules: []\n');
+    const other = await startEngine(['--config', bare]);
+    try {
+      const missing = await flint(['streams', '--url', other.url]);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain('the engine has no stream module loaded (add flint-stream to its config)');
+    } finally {
+      other.child.kill('SIGTERM');
+      await exitOf(other.child);
+    }
+  });
+});
