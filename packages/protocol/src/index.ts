@@ -6,3 +6,4 @@ export * from './errors.js';
 export * from './failures.js';
 export { type Corkable, FLUSH_EVERY, FrameBatcher } from './frame-batcher.js';
 export * from './messages.js';
+export type * from './stream.js';

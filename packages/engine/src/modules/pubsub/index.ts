@@ -1,5 +1,6 @@
 import { FlintError } from '@flint/protocol';
 import type { EngineModule, ModuleContext, ModuleDefinition } from '../../core/module-api.js';
+import { jsonWithin } from '../../lib/json-size.js';
 import { payloadObject } from '../../lib/payload.js';
 import { type PubSubConfig, pubsubConfigSchema } from './config.js';
 import { type Envelope, Subscribers, subscribeTriggerConfigSchema } from './subscribers.js';
@@ -39,10 +40,8 @@ class PubSubModule implements EngineModule {
         if (typeof d.topic !== 'string' || d.topic === '')
           throw new FlintError('invalid_payload', d.topic === undefined || d.topic === null ? 'topic is required' : 'topic must be a non-empty string');
         const envelope: Envelope = { data: d.data ?? null, traceparent: call.traceparent, baggage: call.baggage };
-        const text = JSON.stringify(envelope);
-        const size = Buffer.byteLength(text);
-        if (size > max) throw new FlintError('invalid_payload', `data is about ${size} bytes as JSON, more than max_message_bytes (${max})`);
-        await bus.publish(d.topic, text);
+        // The message's size is that of what travels: the data with its trace context.
+        await bus.publish(d.topic, jsonWithin('data', envelope, max, 'max_message_bytes'));
         return null;
       },
     );

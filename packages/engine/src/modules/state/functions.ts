@@ -1,6 +1,7 @@
 import { FlintError } from '@flint/protocol';
 import type { KvStore } from '../../adapters/kv/types.js';
 import type { ModuleContext, TraceContext } from '../../core/module-api.js';
+import { jsonWithin } from '../../lib/json-size.js';
 import { type PayloadObject, payloadObject as input } from '../../lib/payload.js';
 import { applyOps, parseOps } from '../../lib/update-ops.js';
 import type { StateTriggers } from './triggers.js';
@@ -31,10 +32,7 @@ export function registerStateFunctions(ctx: ModuleContext, store: KvStore, trigg
   /** A stored write: `state:created` for a new key, `state:updated` otherwise. */
   const fireChange = (call: TraceContext, scope: string, key: string, existed: boolean, old_value: unknown, new_value: unknown) =>
     triggers.fire({ type: 'state', event_type: existed ? 'state:updated' : 'state:created', scope, key, old_value, new_value }, call);
-  const checkSize = (field: string, value: unknown) => {
-    const size = Buffer.byteLength(JSON.stringify(value) ?? 'null');
-    if (size > maxValueBytes) throw new FlintError('invalid_payload', `${field} is ${size} bytes as JSON, more than max_value_bytes (${maxValueBytes})`);
-  };
+  const checkSize = (field: string, value: unknown) => jsonWithin(field, value, maxValueBytes, 'max_value_bytes');
 
   ctx.registerFunction(
     {

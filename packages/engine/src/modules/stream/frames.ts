@@ -1,21 +1,10 @@
+import type { StreamMessage, StreamMessageEvent } from '@flint/protocol';
 import type { FrameParts, StreamFrame } from '../../adapters/stream/types.js';
 
-/** What a frame to subscribers says happened (`event` of the wrapper). */
-export type StreamEvent =
-  | { type: 'sync' | 'create' | 'update' | 'delete'; data: unknown }
-  | { type: 'event'; event: { type: string; data: unknown } }
-  | { type: 'unauthorized' };
+export type { StreamMessage };
 
-/** The wrapper every frame to subscribers (and every `stream` trigger payload) has. */
-export interface StreamMessage {
-  type: 'stream';
-  /** Unix ms. */
-  timestamp: number;
-  streamName: string;
-  groupId: string;
-  id: string | null;
-  event: StreamEvent;
-}
+/** What a frame to subscribers says happened (`event` of the wrapper). */
+export type StreamEvent = StreamMessageEvent;
 
 export function streamMessage(stream: string, group: string, id: string | null, event: StreamEvent, timestamp = Date.now()): StreamMessage {
   return { type: 'stream', timestamp, streamName: stream, groupId: group, id, event };

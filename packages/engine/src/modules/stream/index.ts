@@ -1,5 +1,5 @@
-import { FlintError } from '@flint/protocol';
 import type { EngineModule, ModuleContext, ModuleDefinition } from '../../core/module-api.js';
+import { jsonWithin } from '../../lib/json-size.js';
 import { type StreamConfig, streamConfigSchema } from './config.js';
 import { registerStreamFunctions } from './functions.js';
 import { StreamHub } from './hub.js';
@@ -36,13 +36,7 @@ class StreamModule implements EngineModule {
   async start(ctx: ModuleContext): Promise<void> {
     const store = await ctx.adapter('stream', this.config.adapter);
     const maxValueBytes = this.config.max_value_bytes;
-    const checkSize = (field: string, value: unknown): string => {
-      const json = JSON.stringify(value) ?? 'null';
-      // One byte per character at least: the exact count only for texts that could be over.
-      const size = json.length * 3 <= maxValueBytes ? json.length : Buffer.byteLength(json);
-      if (size > maxValueBytes) throw new FlintError('invalid_payload', `${field} is ${size} bytes as JSON, more than max_value_bytes (${maxValueBytes})`);
-      return json;
-    };
+    const checkSize = (field: string, value: unknown): string => jsonWithin(field, value, maxValueBytes, 'max_value_bytes');
     const triggers = new StreamTriggers(ctx);
     const joins = new JoinLeaveTriggers(ctx, 'stream:join');
     const leaves = new JoinLeaveTriggers(ctx, 'stream:leave');

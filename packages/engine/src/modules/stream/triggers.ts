@@ -1,3 +1,4 @@
+import type { StreamJoinLeaveEvent } from '@flint/protocol';
 import { z } from 'zod';
 import type { ModuleContext, TraceContext, TriggerRecord, TriggerTypeProvider } from '../../core/module-api.js';
 import { type FiringTrigger, fireTrigger } from '../../lib/triggers.js';
@@ -21,17 +22,7 @@ type StreamTriggerConfig = z.output<typeof streamTriggerConfigSchema>;
 type JoinLeaveTriggerConfig = z.output<typeof joinLeaveTriggerConfigSchema>;
 
 /** What `stream:join` and `stream:leave` handlers get. */
-export interface JoinLeaveEvent {
-  subscription_id: string;
-  stream_name: string;
-  group_id: string;
-  /** The item of an item-level subscription (upstream's name), or null. */
-  id: string | null;
-  /** The same, under the spec's name. */
-  item_id: string | null;
-  /** What the listener's auth function returned as `context`, or null. */
-  context: unknown;
-}
+export type JoinLeaveEvent = StreamJoinLeaveEvent;
 
 interface WatchTrigger extends FiringTrigger {
   stream: string;
