@@ -43,7 +43,7 @@ describe('allowed and forbidden functions', () => {
     const received = reader.readAll() as Promise<Buffer>;
     writer.stream.end(Buffer.from('through the channel'));
     expect((await within(received, 3000, 'the channel data')).toString()).toBe('through the channel');
-    await expectForbidden(w, { function_id: EngineFunctions.LIST_WORKERS, payload: {} }, "function 'engine::workers::list' not allowed");
+    await expectForbidden(w, { function_id: 'state::get', payload: {} }, "function 'state::get' not allowed");
   });
 });
 
@@ -278,5 +278,11 @@ describe('what a policy also covers', () => {
     const listed = functionIds(await w.trigger({ function_id: EngineFunctions.LIST_FUNCTIONS, payload: {} }));
     expect(listed).toContain('pub::a');
     expect(listed).not.toContain('secret::b');
+    // Workers: itself, and the trusted worker with only what may be called.
+    const workers = (await w.trigger({ function_id: EngineFunctions.LIST_WORKERS, payload: {} })) as { workers: { name: string; functions: string[] }[] };
+    const trusted = workers.workers.find((x) => x.name === g.trusted.name);
+    expect(trusted?.functions).toContain('pub::a');
+    expect(trusted?.functions).not.toContain('secret::b');
+    expect(workers.workers.some((x) => x.name === w.name)).toBe(true);
   });
 });

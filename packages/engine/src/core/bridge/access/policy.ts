@@ -27,6 +27,7 @@ const ALWAYS_CALLABLE = new Set([
   'engine::functions::list',
   'engine::triggers::list',
   'engine::trigger-types::list',
+  'engine::workers::list',
 ]);
 
 /** A glob on function ids: `*` is any run of characters, `?` one character; everything else is literal. */

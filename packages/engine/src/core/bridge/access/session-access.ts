@@ -1,4 +1,4 @@
-import type { ErrorBody, FunctionInfo, TriggerInfo, WorkerToEngine } from '@flint/protocol';
+import type { ErrorBody, FunctionInfo, TriggerInfo, WorkerInfo, WorkerToEngine } from '@flint/protocol';
 import type { FunctionRegistry } from '../../functions.js';
 import type { Logger } from '../../logger.js';
 import type { WorkerConnection } from '../connection.js';
@@ -98,6 +98,20 @@ export class SessionAccess implements ConnectionAccess {
     if (functionId === 'engine::triggers::list' && Array.isArray((result as { triggers?: unknown }).triggers)) {
       const list = (result as { triggers: TriggerInfo[] }).triggers;
       return { ...result, triggers: list.filter((t) => visible(t.function_id)) };
+    }
+    if (functionId === 'engine::workers::list' && Array.isArray((result as { workers?: unknown }).workers)) {
+      // Itself, and the workers that provide something it may call (with only those functions listed).
+      const list = (result as { workers: WorkerInfo[] }).workers;
+      const shown: WorkerInfo[] = [];
+      for (const w of list) {
+        if (w.id === this.conn.id) {
+          shown.push(w);
+          continue;
+        }
+        const functions = w.functions.filter((id) => visible(id));
+        if (functions.length > 0) shown.push({ ...w, functions, function_count: functions.length });
+      }
+      return { ...result, workers: shown };
     }
     return result;
   }
