@@ -3,6 +3,7 @@ import type { AdapterFactory } from '../../core/api/adapters.js';
 import { RedisKvStore } from '../kv/redis.js';
 import type { KvUpdateResult, KvUpdater, KvWriteResult } from '../kv/types.js';
 import type { AdapterLog } from '../shared/log.js';
+import { RedisChannels } from '../shared/redis-channels.js';
 import { RedisConnection } from '../shared/redis-connection.js';
 import { groupScope } from './group-scope.js';
 import { KvStreamStore } from './kv-streams.js';
@@ -25,11 +26,10 @@ export type RedisStreamConfig = z.output<typeof redisStreamConfigSchema>;
  * subscribers on every engine sharing the Redis (and the prefix) see every engine's writes.
  *
  * Each write PUBLISHes its frame from inside its own Lua script, and every engine (the writer too) takes
- * the frames from its subscription: all engines see the frames in the order the writes were stored, so
- * a subscriber always ends with the value Redis holds, whoever wrote last. The subscriber has a
- * connection of its own (a subscribed connection can run nothing else); ioredis subscribes again when
- * Redis comes back. Pub/sub keeps nothing: a client connected to an engine whose subscription was down
- * misses those frames (it gets the current values when it joins again).
+ * the frames from its subscription (shared/redis-channels.ts): all engines see the frames in the order
+ * the writes were stored, so a subscriber always ends with the value Redis holds, whoever wrote last.
+ * Pub/sub keeps nothing: a client connected to an engine whose subscription was down misses those frames
+ * (it gets the current values when it joins again).
  */
 export class RedisStreamStore extends KvStreamStore {
   override readonly shared = true;
@@ -38,38 +38,30 @@ export class RedisStreamStore extends KvStreamStore {
 
   private constructor(
     private readonly commands: RedisConnection,
-    private readonly subscriber: RedisConnection,
+    private readonly channels: RedisChannels,
     config: RedisStreamConfig,
   ) {
     const items = RedisKvStore.on(commands, config);
     super(items);
     this.items = items;
     this.channel = `${config.key_prefix}events`;
-    subscriber.client.on('message', (_channel: string, message: string) => this.receive(message));
-    // ioredis subscribes again by itself when Redis comes back; asking once more covers a SUBSCRIBE lost
-    // in the reconnection (subscribing twice to a channel is harmless). The connection was opened before
-    // this listener was added: every 'ready' it sees is a reconnection.
-    subscriber.client.on('ready', () => {
-      void subscriber.call(() => subscriber.client.subscribe(this.channel)).catch(() => {});
-    });
   }
 
   static async open(config: RedisStreamConfig, logger?: AdapterLog): Promise<RedisStreamStore> {
     const options = { url: config.redis_url, commandTimeoutMs: config.command_timeout_ms, logger };
     const commands = await RedisConnection.open({ ...options, connectionName: 'flint-stream' });
-    let subscriber: RedisConnection;
+    let listening: RedisConnection;
     try {
-      subscriber = await RedisConnection.open({ ...options, connectionName: 'flint-stream-events' });
+      listening = await RedisConnection.open({ ...options, connectionName: 'flint-stream-events' });
     } catch (err) {
       await commands.close();
       throw err;
     }
-    const store = new RedisStreamStore(commands, subscriber, config);
-    try {
-      await subscriber.call(() => subscriber.client.subscribe(store.channel));
-    } catch (err) {
+    const store = new RedisStreamStore(commands, new RedisChannels(listening), config);
+    const { subscribed } = store.channels.listen(store.channel, (text) => store.receive(text));
+    if (!(await subscribed)) {
       await store.close();
-      throw err;
+      throw listening.failure(`channel ${store.channel} could not be subscribed`);
     }
     return store;
   }
@@ -96,7 +88,7 @@ export class RedisStreamStore extends KvStreamStore {
   }
 
   override async close(): Promise<void> {
-    await this.subscriber.close();
+    await this.channels.close();
     await super.close();
   }
 

@@ -3,9 +3,10 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import { createServer as createTlsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { type ErrorCode, REATTACH_HEADER, closeReason, errorStatus, formatError } from '@flint/protocol';
+import { REATTACH_HEADER, closeReason, errorStatus, formatError } from '@flint/protocol';
 import type { WebSocket } from 'ws';
 import { toBuffer } from '../../lib/buffers.js';
+import { refuseUpgrade } from '../../lib/upgrade-refusal.js';
 import { limitConnections } from '../connection-cap.js';
 import { listen } from '../listen.js';
 import type { Logger } from '../logger.js';
@@ -14,7 +15,7 @@ import type { AccessGate } from './access/gate.js';
 import type { WorkerPolicy } from './access/policy.js';
 import { SessionAccess } from './access/session-access.js';
 import { WorkerConnection } from './connection.js';
-import { type BridgeAccess, UpgradeGuard, refuseUpgrade, upgradeUrl } from './upgrade-guard.js';
+import { type BridgeAccess, UpgradeGuard, upgradeUrl } from './upgrade-guard.js';
 import { type BridgeDeps, WorkerSession } from './worker-session.js';
 
 export type { BridgeDeps };
@@ -102,15 +103,15 @@ export class BridgeServer {
     socket.on('error', (err) => this.log.debug({ ip: req.socket.remoteAddress }, `bridge upgrade socket error: ${err.message}`));
     const url = upgradeUrl(req.url ?? '/');
     // A request target no URL can be made of (`//`, `//a:b`) is no endpoint of the bridge.
-    if (!url) return rejectUpgrade(socket, 'not_found', formatError('not_found', { path: String(req.url).slice(0, 200) }));
+    if (!url) return refuseUpgrade(socket, 'not_found', formatError('not_found', { path: String(req.url).slice(0, 200) }));
     const refusal = this.guard.check(req, url);
-    if (refusal) return refuseUpgrade(socket, refusal);
+    if (refusal) return refuseUpgrade(socket, refusal.code, refusal.message);
     (socket as Socket).setNoDelay?.(true);
     const gate = this.options.gate;
     if (url.pathname === '/' || url.pathname === '') {
       if (!gate?.active) return this.sockets.handleUpgrade(req, socket, head, (ws) => this.onWorker(ws, req, socket as Socket, undefined));
       void gate.admit(req, url).then((admitted) => {
-        if (!('policy' in admitted)) return refuseUpgrade(socket, { code: admitted.code, message: admitted.message });
+        if (!('policy' in admitted)) return refuseUpgrade(socket, admitted.code, admitted.message);
         if (socket.destroyed) return;
         this.sockets.handleUpgrade(req, socket, head, (ws) => this.onWorker(ws, req, socket as Socket, admitted.policy));
       });
@@ -118,24 +119,24 @@ export class BridgeServer {
       if (!gate?.config.authFunctionId) return this.sockets.handleUpgrade(req, socket, head, (ws) => this.onOtel(ws));
       // Telemetry goes into the engine's stores: the listener's auth function decides about it too.
       void gate.admit(req, url).then((admitted) => {
-        if (!('policy' in admitted)) return refuseUpgrade(socket, { code: admitted.code, message: admitted.message });
+        if (!('policy' in admitted)) return refuseUpgrade(socket, admitted.code, admitted.message);
         if (!socket.destroyed) this.sockets.handleUpgrade(req, socket, head, (ws) => this.onOtel(ws));
       });
     } else if (url.pathname.startsWith('/ws/channels/')) {
       this.onChannelUpgrade(url, req, socket, head);
     } else {
-      rejectUpgrade(socket, 'not_found', formatError('not_found', { path: url.pathname }));
+      refuseUpgrade(socket, 'not_found', formatError('not_found', { path: url.pathname }));
     }
   }
 
   private onChannelUpgrade(url: URL, req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const dir = url.searchParams.get('dir');
-    if (dir !== 'read' && dir !== 'write') return rejectUpgrade(socket, 'invalid_frame', 'Query parameter dir must be "read" or "write"');
+    if (dir !== 'read' && dir !== 'write') return refuseUpgrade(socket, 'invalid_frame', 'Query parameter dir must be "read" or "write"');
     let id: string;
     try {
       id = decodeURIComponent(url.pathname.slice('/ws/channels/'.length));
     } catch {
-      return rejectUpgrade(socket, 'channel_not_found', formatError('channel_not_found'));
+      return refuseUpgrade(socket, 'channel_not_found', formatError('channel_not_found'));
     }
     const key = url.searchParams.get('key');
     const { channels } = this.deps;
@@ -144,7 +145,7 @@ export class BridgeServer {
       // A worker arriving just after the engine finished with a channel (e.g. the HTTP client left)
       // gets a clean close instead of an error its stream may not handle.
       if (channels.wasClosed(id, key)) return this.sockets.handleUpgrade(req, socket, head, (ws) => ws.close(1000, 'channel closed'));
-      return rejectUpgrade(socket, 'channel_not_found', formatError('channel_not_found'));
+      return refuseUpgrade(socket, 'channel_not_found', formatError('channel_not_found'));
     }
     this.sockets.handleUpgrade(req, socket, head, (ws) => {
       if (dir === 'read' ? channel.readerTaken : channel.writerTaken) return ws.close(1008, closeReason(1008, { direction: dir }));
@@ -186,13 +187,4 @@ function isWorkerUpgrade(req: IncomingMessage): boolean {
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   return path === '/' || path === '';
-}
-
-function rejectUpgrade(socket: Duplex, code: ErrorCode, message: string): void {
-  const text = JSON.stringify({ error: message, code });
-  const status = errorStatus(code);
-  const reason = status === 404 ? 'Not Found' : 'Bad Request';
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
-  );
 }

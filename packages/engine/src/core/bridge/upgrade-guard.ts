@@ -1,7 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { type IncomingMessage, STATUS_CODES } from 'node:http';
-import type { Duplex } from 'node:stream';
-import { type ErrorCode, errorStatus, formatError } from '@flint/protocol';
+import type { IncomingMessage } from 'node:http';
+import { type ErrorCode, formatError } from '@flint/protocol';
 import { LogThrottle } from '../../lib/log-throttle.js';
 import type { Logger } from '../logger.js';
 
@@ -114,16 +113,6 @@ export function upgradeUrl(raw: string): URL | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Answers a refused upgrade with its HTTP status and a JSON body `{error, code}`, and closes the socket. */
-export function refuseUpgrade(socket: Duplex, refusal: Refusal): void {
-  const text = JSON.stringify({ error: refusal.message, code: refusal.code });
-  const status = errorStatus(refusal.code);
-  const challenge = status === 401 ? 'WWW-Authenticate: Bearer\r\n' : '';
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n${challenge}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
-  );
 }
 
 /** True for an address only this machine can reach. */

@@ -1,9 +1,10 @@
-import { type IncomingMessage, STATUS_CODES, type Server, createServer } from 'node:http';
+import { type IncomingMessage, type Server, createServer } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type ErrorCode, errorStatus, formatError } from '@flint/protocol';
+import { formatError } from '@flint/protocol';
 import type { WebSocket } from 'ws';
 import type { EngineWebSocketServer, ModuleContext } from '../../core/module-api.js';
 import { authInput, authorize } from '../../lib/upgrade-auth.js';
+import { refuseUpgrade } from '../../lib/upgrade-refusal.js';
 import type { StreamConfig } from './config.js';
 import type { ClientRequest } from './frames.js';
 import type { StreamSessions } from './sessions.js';
@@ -34,7 +35,7 @@ export class StreamListener {
       this.onUpgrade(req, socket, head).catch((err: unknown) => {
         // Nothing an upgrade request carries may stop the engine: answer, log, go on.
         this.ctx.logger.warn(`stream upgrade failed: ${err instanceof Error ? err.message : String(err)}`);
-        if (!socket.destroyed) refuse(socket, 'internal_error', 'the upgrade could not be handled');
+        if (!socket.destroyed) refuseUpgrade(socket, 'internal_error', 'the upgrade could not be handled');
       }),
     );
   }
@@ -61,15 +62,15 @@ export class StreamListener {
     try {
       url = new URL(req.url ?? '/', 'http://stream');
     } catch {
-      return refuse(socket, 'not_found', formatError('not_found', { path: String(req.url).slice(0, 200) }));
+      return refuseUpgrade(socket, 'not_found', formatError('not_found', { path: String(req.url).slice(0, 200) }));
     }
     const initial = url.pathname === '/' ? undefined : pathSubscription(url.pathname);
-    if (initial === null) return refuse(socket, 'not_found', formatError('not_found', { path: url.pathname }));
+    if (initial === null) return refuseUpgrade(socket, 'not_found', formatError('not_found', { path: url.pathname }));
     let context: unknown = null;
     if (this.config.auth_function) {
       const invoke = (id: string, data: unknown, options: { timeoutMs?: number }) => this.ctx.invoke(id, data, options);
       const outcome = await authorize(invoke, this.ctx.logger, this.config.auth_function, authInput(req, url), this.config.auth_timeout_ms);
-      if (!outcome.allowed) return refuse(socket, outcome.code, outcome.message);
+      if (!outcome.allowed) return refuseUpgrade(socket, outcome.code, outcome.message);
       context = outcome.answer?.context ?? null;
       if (socket.destroyed) return;
     }
@@ -107,13 +108,4 @@ export function pathSubscription(pathname: string): ClientRequest | null {
   const [stream, group, item] = names;
   if (!stream || !group || item === '') return null;
   return { type: 'join', subscriptionId: PATH_SUBSCRIPTION_ID, stream, group, item: item ?? null };
-}
-
-/** Answers a refused upgrade with the code's HTTP status and a JSON body `{error, code}`, and closes the socket. */
-function refuse(socket: Duplex, code: ErrorCode, message: string): void {
-  const text = JSON.stringify({ error: message, code });
-  const status = errorStatus(code);
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
-  );
 }

@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
 import type { ModuleContext } from '../../core/module-api.js';
+import { toBuffer } from '../../lib/buffers.js';
 import type { StreamConfig } from './config.js';
 import { type ConnectionOptions, StreamConnection, type Subscription } from './connection.js';
 import { type ClientRequest, type StreamEvent, parseClientFrame, streamMessage } from './frames.js';
@@ -49,13 +50,14 @@ export class StreamSessions {
           this.ctx.logger.warn({ addr }, `stream ${request.type} failed: ${err instanceof Error ? err.message : String(err)}`);
         });
     };
-    ws.on('message', (data, isBinary) => {
-      const text =
-        isBinary || typeof data !== 'string' ? (Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8')) : data;
-      const request = text.trim() === '' ? undefined : parseClientFrame(text);
+    ws.on('message', (data) => {
+      // Text or binary, the same JSON (upstream accepts both); blank frames are ignored.
+      const text = typeof data === 'string' ? data : toBuffer(data).toString('utf8');
+      const blank = text.trim() === '';
+      const request = blank ? undefined : parseClientFrame(text);
       hub.stats.received(request?.stream, Buffer.byteLength(text));
       if (request) handle(request);
-      else if (text.trim() !== '') this.ctx.logger.debug({ addr }, `stream client sent a frame that is not a join or leave: ${text.slice(0, 200)}`);
+      else if (!blank) this.ctx.logger.debug({ addr }, `stream client sent a frame that is not a join or leave: ${text.slice(0, 200)}`);
     });
     ws.once('close', () => {
       hub.connections.delete(connection);

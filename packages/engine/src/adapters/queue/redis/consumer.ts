@@ -31,7 +31,7 @@ export interface ConsumerHost {
    * settle sent just before a publish would delay that publish's deliveries by its own run.
    */
   afterPublish(then: () => void): boolean;
-  /** Calls `wake` whenever the queue may have something new to deliver (see WakeChannels). */
+  /** Calls `wake` whenever the queue may have something new to deliver (see the backend's wake channels). */
   listen(queue: string, wake: () => void): { subscribed: Promise<void>; stop: () => void };
   readonly pollIntervalMs: number;
   readonly logger: AdapterLog | undefined;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { FlintError } from '@flint/protocol';
 import type { Redis } from 'ioredis';
 import type { AdapterLog } from '../../shared/log.js';
+import { RedisChannels } from '../../shared/redis-channels.js';
 import { RedisConnection } from '../../shared/redis-connection.js';
 import { groupOf } from '../groups.js';
 import type { BindOptions, ConsumeOptions, Consumer, DeadLetter, DeliveryHandler, NewMessage, QueueBackend, QueueStats, WaitingMessage } from '../types.js';
@@ -9,7 +10,6 @@ import type { RedisQueueConfig } from './config.js';
 import { type Batch, type ConsumerHost, type Leased, type PendingSettle, RedisConsumer } from './consumer.js';
 import { QueueKeys, decodeName, encodeName } from './keys.js';
 import { QUEUE_SCRIPTS, type QueueScripts } from './scripts.js';
-import { WakeChannels } from './wake.js';
 
 /** A publish to a topic whose bindings change under it this many times in a row gives up. */
 const TOPIC_PUBLISH_ATTEMPTS = 5;
@@ -61,7 +61,13 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
 
   private constructor(
     private readonly connection: RedisConnection,
-    private readonly wakes: WakeChannels,
+    /**
+     * The wake-ups of idle consumers: a script that makes a message deliverable while the queue is marked
+     * idle (a consumer left room unfilled at its last fetch: `wake` in scripts.ts), or that sets a new due
+     * time, PUBLISHes on its queue's wake channel. Pub/sub loses what is sent while the connection is down,
+     * so when it comes back every consumer is woken once; the consumers' poll covers anything else.
+     */
+    private readonly wakes: RedisChannels,
     private readonly config: RedisQueueConfig,
     readonly logger: AdapterLog | undefined,
   ) {
@@ -86,7 +92,10 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
       await connection.close();
       throw asQueueError(err);
     }
-    return new RedisQueueBackend(connection, new WakeChannels(wakeConnection, logger), config, logger);
+    const wakes = new RedisChannels(wakeConnection, (channel, err) =>
+      logger?.warn(`queue wake-ups of ${channel} not subscribed (${err.message}); consumers poll until the connection is back`),
+    );
+    return new RedisQueueBackend(connection, wakes, config, logger);
   }
 
   get open(): boolean {
@@ -268,7 +277,8 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
   }
 
   listen(queue: string, wake: () => void): { subscribed: Promise<void>; stop: () => void } {
-    return this.wakes.listen(this.keys.wakeChannel(queue), wake);
+    const { subscribed, stop } = this.wakes.listen(this.keys.wakeChannel(queue), wake, wake);
+    return { subscribed: subscribed.then(() => {}), stop };
   }
 
   // ---- inspection and dead letters ----
