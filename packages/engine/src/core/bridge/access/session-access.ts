@@ -7,7 +7,7 @@ import type { WorkerPolicy } from './policy.js';
 import type { ConnectionAccess, Registration } from './types.js';
 
 /** A refused call or registration: upstream's code, which iii-sdk workers check. */
-export function forbidden(reason: string): ErrorBody {
+function forbidden(reason: string): ErrorBody {
   return { code: 'FORBIDDEN', message: reason };
 }
 
@@ -55,7 +55,7 @@ export class SessionAccess implements ConnectionAccess {
 
   /** Applies a registration frame once the policy and the hooks allowed it (rewritten as they say), in order. */
   register(msg: Registration, apply: (msg: WorkerToEngine) => void, refuse: (msg: Registration, error: ErrorBody) => void): void {
-    this.registrations = this.registrations.then(async () => {
+    this.enqueue(async () => {
       const verdict = await this.check(msg);
       if (this.conn.closed) return;
       if (typeof verdict === 'string') {
@@ -81,8 +81,15 @@ export class SessionAccess implements ConnectionAccess {
 
   /** Runs `apply` after the registrations before it (an unregister never overtakes its register). */
   inOrder(apply: () => void): void {
-    this.registrations = this.registrations.then(() => {
+    this.enqueue(async () => {
       if (!this.conn.closed) apply();
+    });
+  }
+
+  /** Runs `step` after the registration steps before it; a step that throws is logged and does not stop the next. */
+  private enqueue(step: () => Promise<void>): void {
+    this.registrations = this.registrations.then(step).catch((err: unknown) => {
+      this.log.error({ worker_id: this.conn.id }, `a registration could not be applied: ${err instanceof Error ? err.message : String(err)}`);
     });
   }
 
