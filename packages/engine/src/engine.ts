@@ -27,7 +27,9 @@ import { PayloadValidation } from './core/payload-validation.js';
 import { TelemetryBuffer } from './core/telemetry-buffer.js';
 import { TriggerRegistry } from './core/triggers.js';
 import { WorkerRegistry } from './core/workers.js';
-import { BUILTIN_MODULES, engineModule } from './modules/index.js';
+import { redactConfig } from './lib/redact.js';
+import { ENGINE_VERSION } from './lib/version.js';
+import { BUILTIN_MODULES, engineFunctionsModule } from './modules/index.js';
 
 export interface EngineOptions {
   /** Config file (`--config`). Without it `./flint-config.yaml` is used when present, else the embedded defaults. */
@@ -201,12 +203,23 @@ export function createEngine(options: EngineOptions = {}): Engine {
   };
   const loaded = config.modules.map((m) => ({ def: known.find((k) => k.name === m.name) as ModuleDefinition, config: m.config }));
   const scopes = [
-    new ModuleScope(engineModule.create({}), {}, core),
+    new ModuleScope(
+      engineFunctionsModule(() => about()),
+      {},
+      core,
+    ),
     ...loaded.map(({ def, config }, i) => new ModuleScope(def.create(config), config, core, `modules[${i}].config`)),
   ];
   const runner = new ModuleRunner(scopes, logger);
 
   let bridgeUrl = '';
+  let startedAt = 0;
+  const about = () => ({
+    version: ENGINE_VERSION,
+    started_at: startedAt,
+    listeners: engine.listeners(),
+    modules: loaded.map(({ def, config }) => ({ name: def.name, config: redactConfig(config) })),
+  });
   let state: 'created' | 'started' | 'stopping' | 'stopped' = 'created';
   let stopping: Promise<ShutdownReport> | undefined;
 
@@ -235,6 +248,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     async start() {
       if (state !== 'created') throw new Error('engine already started');
       state = 'started';
+      startedAt = Date.now();
       try {
         for (const b of bridges) {
           const address = await b.server.listen();

@@ -11,6 +11,7 @@ export const EngineFunctions = {
 export const EngineTriggers = {
   FUNCTIONS_AVAILABLE: 'engine::functions-available',
   WORKERS_AVAILABLE: 'engine::workers-available',
+  TRIGGERS_AVAILABLE: 'engine::triggers-available',
 } as const;
 
 export const LOG_LEVELS = ['info', 'warn', 'error', 'debug', 'trace'] as const;
@@ -18,6 +19,15 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Function ids starting with this prefix are internal and hidden from listings by default. */
 export const INTERNAL_PREFIX = 'engine::';
+
+/**
+ * Whether a function (or a trigger, by its function) is internal, hidden from listings unless
+ * `include_internal` is asked for: an `engine::` id, or `metadata.internal: true` (a worker's plumbing,
+ * such as the console's own change listeners).
+ */
+export function isInternal(functionId: string, metadata?: Record<string, unknown> | null): boolean {
+  return functionId.startsWith(INTERNAL_PREFIX) || metadata?.internal === true;
+}
 
 /** Who serves a function: a connected worker (`worker_name` null until it announced itself) or a module. */
 export type FunctionProviderInfo = { worker_id: string; worker_name: string | null } | { module: string };

@@ -1,4 +1,4 @@
-import { FlintError, type FunctionInfo, type FunctionProviderInfo, INTERNAL_PREFIX, formatError } from '@flint/protocol';
+import { FlintError, type FunctionInfo, type FunctionProviderInfo, formatError, isInternal } from '@flint/protocol';
 import type { FunctionDefinition, FunctionDelegate, InternalHandler } from './api/functions.js';
 import type { WorkerConnection } from './bridge/connection.js';
 import type { RegistryEvents } from './events.js';
@@ -129,7 +129,7 @@ export class FunctionRegistry {
   list(includeInternal = false): FunctionInfo[] {
     const out: FunctionInfo[] = [];
     for (const entry of this.functions.values()) {
-      if (!includeInternal && (entry.unlisted || entry.id.startsWith(INTERNAL_PREFIX))) continue;
+      if (!includeInternal && (entry.unlisted || isInternal(entry.id, entry.metadata))) continue;
       out.push({
         function_id: entry.id,
         description: entry.description ?? null,

@@ -1,4 +1,4 @@
-import { type ErrorBody, type TriggerInfo, type TriggerTypeInfo, formatError, toErrorBody } from '@flint/protocol';
+import { type ErrorBody, type TriggerInfo, type TriggerTypeInfo, formatError, isInternal, toErrorBody } from '@flint/protocol';
 import type { ZodType } from 'zod';
 import type { TriggerRecord, TriggerTypeDescription, TriggerTypeProvider } from './api/triggers.js';
 import type { WorkerConnection } from './bridge/connection.js';
@@ -132,7 +132,7 @@ export class TriggerRegistry {
   list(includeInternal = false): TriggerInfo[] {
     const out: TriggerInfo[] = [];
     for (const { record, status } of this.triggers.values()) {
-      if (!includeInternal && record.function_id.startsWith('engine::')) continue;
+      if (!includeInternal && isInternal(record.function_id, record.metadata)) continue;
       const info: TriggerInfo = {
         id: record.id,
         trigger_type: record.type,

@@ -11,3 +11,13 @@ export function payloadObject(data: unknown, options: { optional?: boolean } = {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new FlintError('invalid_payload', 'payload must be an object');
   return data as PayloadObject;
 }
+
+/** An optional non-negative integer field (`fallback` when absent), at most `max`; else `invalid_payload`. */
+export function optionalCount(d: PayloadObject, key: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  const value = d[key];
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
+    throw new FlintError('invalid_payload', `${key} must be an integer from 0 to ${max}`);
+  }
+  return value;
+}

@@ -1,6 +1,6 @@
 import type { ModuleDefinition } from '../core/module-api.js';
 import { cronModule } from './cron/index.js';
-import { engineModule } from './engine/index.js';
+import { type EngineAbout, engineFunctionsModule } from './engine/index.js';
 import { httpModule } from './http/index.js';
 import { httpFunctionsModule } from './http-functions/index.js';
 import { observabilityModule } from './observability/index.js';
@@ -22,4 +22,4 @@ export const BUILTIN_MODULES: readonly ModuleDefinition[] = [
 ];
 
 /** The engine's own functions and trigger types: always loaded, first, never listed in the config. */
-export { engineModule };
+export { type EngineAbout, engineFunctionsModule };

@@ -142,7 +142,9 @@ describe('reserved trigger types', () => {
       'Trigger type engine::mine is reserved: the prefix engine:: belongs to the engine',
     ]);
     const types = (await engine.invoke(EngineFunctions.LIST_TRIGGER_TYPES, { include_internal: true })) as { trigger_types: { id: string }[] };
-    expect(types.trigger_types.map((t) => t.id).sort()).toEqual([EngineTriggers.FUNCTIONS_AVAILABLE, EngineTriggers.WORKERS_AVAILABLE].sort());
+    expect(types.trigger_types.map((t) => t.id).sort()).toEqual(
+      [EngineTriggers.FUNCTIONS_AVAILABLE, EngineTriggers.TRIGGERS_AVAILABLE, EngineTriggers.WORKERS_AVAILABLE].sort(),
+    );
   });
 
   it.each(SDK_KINDS)('a type a live %s worker provides is refused to another connection (trigger_type_taken); its triggers stay with it', async (kind) => {

@@ -172,7 +172,7 @@ describe('a trigger whose type nobody provides', () => {
   it('is parked with one warning naming its type and the known types, not one per re-registration or reconnect', async () => {
     const log = captureLog('warn');
     const { engine } = await startEngineWithTypes({ logger: log.logger });
-    const known = 'engine::functions-available, engine::workers-available, http, state';
+    const known = 'engine::functions-available, engine::triggers-available, engine::workers-available, http, state';
 
     const first = await RawClient.connect(engine.bridgeUrl);
     await first.serve('raw::fn', () => null);

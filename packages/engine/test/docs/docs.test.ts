@@ -63,6 +63,9 @@ describe('user docs', () => {
       'flint-sdk',
       'flint-engine',
       'flint-protocol',
+      // The console's binary and tarball (flint-console-0.1.0.tgz), its default service.name, its session cookie.
+      'flint-console',
+      'flint_console_token',
       'flint-data',
       'flint-project',
       'flint-ticker',

@@ -228,6 +228,62 @@ function kvContract(name: string, backend: Backend, options: { skip?: boolean } 
       expect(await store.listGroups()).toEqual([]);
     });
 
+    test('entries and size of an unknown or empty scope: [] and 0', async () => {
+      const store = await open();
+      expect(await store.entries('unknown')).toEqual([]);
+      expect(await store.size('unknown')).toBe(0);
+      await store.set('emptied', 'k', 1);
+      await store.delete('emptied', 'k');
+      expect(await store.entries('emptied')).toEqual([]);
+      expect(await store.size('emptied')).toBe(0);
+    });
+
+    test('entries and size follow set and delete, and include no other scope', async () => {
+      const store = await open();
+      await store.set('a', 'x', 1);
+      await store.set('a', 'y', { two: 2 });
+      await store.set('a', 'z', null);
+      await store.set('b', 'x', 'other scope');
+      await store.set('ab', 'w', 'prefix of no scope');
+      const sorted = async (scope: string) => (await store.entries(scope)).sort(([k1], [k2]) => (k1 < k2 ? -1 : 1));
+      expect(await sorted('a')).toEqual([
+        ['x', 1],
+        ['y', { two: 2 }],
+        ['z', null],
+      ]);
+      expect(await store.size('a')).toBe(3);
+      expect(await store.entries('b')).toEqual([['x', 'other scope']]);
+      expect(await store.size('b')).toBe(1);
+
+      // An overwrite is no new key; an update creating one is; a delete takes one away.
+      await store.set('a', 'x', 'replaced');
+      await store.update('a', 'fresh', counter);
+      await store.delete('a', 'y');
+      await store.delete('a', 'missing');
+      expect(await sorted('a')).toEqual([
+        ['fresh', 1],
+        ['x', 'replaced'],
+        ['z', null],
+      ]);
+      expect(await store.size('a')).toBe(3);
+      expect(await store.size('b')).toBe(1);
+      expect(await store.size('ab')).toBe(1);
+    });
+
+    test('entries round-trip values of every JSON type with their keys (unicode and glob characters too)', async () => {
+      const store = await open();
+      for (const [key, value] of Object.entries(JSON_VALUES)) await store.set('types', key, value);
+      const odd = ['key with space', 'x:y', '*', '?', '[a-z]', 'back\\slash', 'ключ 🔑', ''];
+      for (const key of odd) await store.set('q?[x]*', key, { key });
+      expect(new Map(await store.entries('types'))).toEqual(new Map(Object.entries(JSON_VALUES)));
+      expect(await store.size('types')).toBe(Object.keys(JSON_VALUES).length);
+      expect(new Map(await store.entries('q?[x]*'))).toEqual(new Map(odd.map((key) => [key, { key }])));
+      expect(await store.size('q?[x]*')).toBe(odd.length);
+      // A scope named like a glob pattern is not a pattern.
+      expect(await store.entries('q*')).toEqual([]);
+      expect(await store.size('q*')).toBe(0);
+    });
+
     if (backend.persistent) {
       test('close() then reopen keeps the data', async () => {
         const first = await open();
@@ -241,6 +297,8 @@ function kvContract(name: string, backend: Backend, options: { skip?: boolean } 
         expect(await second.get('scope', 'gone')).toEqual({ exists: false, value: null });
         expect(await second.get('other', 'c')).toEqual({ exists: true, value: 1 });
         expect(await second.listGroups()).toEqual(['other', 'scope']);
+        expect(await second.entries('scope')).toEqual([['k', { kept: true }]]);
+        expect(await second.size('other')).toBe(1);
       });
     } else {
       test('close() then reopen starts empty (not persistent by design)', async () => {
@@ -250,6 +308,7 @@ function kvContract(name: string, backend: Backend, options: { skip?: boolean } 
         const second = await open();
         expect(await second.get('scope', 'k')).toEqual({ exists: false, value: null });
         expect(await second.listGroups()).toEqual([]);
+        expect(await second.size('scope')).toBe(0);
       });
     }
   });

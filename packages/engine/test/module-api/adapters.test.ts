@@ -48,6 +48,8 @@ function memoAdapter(rec: Recorder): AdapterFactory<'kv', MemoConfig> {
           throw new Error('not used');
         },
         list: async () => [...data.keys()],
+        entries: async () => [],
+        size: async () => 0,
         listGroups: async () => [],
         close: async () => void rec.events.push('close'),
       };

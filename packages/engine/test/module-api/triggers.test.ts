@@ -179,7 +179,7 @@ describe('module triggers parked at start-up', () => {
     );
     await waitFor(() => events.includes('register early fake::hello owner=test-fake'), 1000, 'the early trigger to be applied');
     expect(parkedWarnings(log.records).map((r) => r.msg)).toEqual([
-      `trigger orphan (type "htpp") is parked: no module or worker provides "htpp" (known: engine::functions-available, engine::workers-available, ${type})`,
+      `trigger orphan (type "htpp") is parked: no module or worker provides "htpp" (known: engine::functions-available, engine::triggers-available, engine::workers-available, ${type})`,
     ]);
     expect((await listTriggers(engine)).map((t) => [t.id, t.status])).toEqual([
       ['early', 'active'],

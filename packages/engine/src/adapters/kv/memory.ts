@@ -31,6 +31,14 @@ export class MemoryKvStore implements KvStore {
     return [...(this.scopes.get(scope)?.values() ?? [])];
   }
 
+  async entries(scope: string): Promise<[string, unknown][]> {
+    return [...(this.scopes.get(scope)?.entries() ?? [])];
+  }
+
+  async size(scope: string): Promise<number> {
+    return this.scopes.get(scope)?.size ?? 0;
+  }
+
   async listGroups(): Promise<string[]> {
     return [...this.scopes.keys()].sort();
   }

@@ -174,6 +174,15 @@ export class RedisKvStore implements KvStore {
     return texts.map((text) => this.parse(text, scope, undefined));
   }
 
+  async entries(scope: string): Promise<[string, unknown][]> {
+    const hash = await this.call(() => this.redis.hgetall(this.hash(scope)));
+    return Object.entries(hash).map(([key, text]) => [key, this.parse(text, scope, key)]);
+  }
+
+  async size(scope: string): Promise<number> {
+    return this.call(() => this.redis.hlen(this.hash(scope)));
+  }
+
   async listGroups(): Promise<string[]> {
     const pattern = `${escapeRedisGlob(this.prefix)}*`;
     const scopes = new Set<string>();

@@ -36,6 +36,10 @@ export interface KvStore {
   update<R>(scope: string, key: string, updater: KvUpdater<R>): Promise<KvUpdateResult<R>>;
   /** The values of a scope (no order promised); `[]` for an unknown scope. */
   list(scope: string): Promise<unknown[]>;
+  /** The keys and values of a scope (no order promised); `[]` for an unknown scope. */
+  entries(scope: string): Promise<[key: string, value: unknown][]>;
+  /** How many keys a scope holds (0 for an unknown scope). */
+  size(scope: string): Promise<number>;
   /** Scopes that hold at least one key, sorted. */
   listGroups(): Promise<string[]>;
   /** Flushes and releases the store (locks, connections). */

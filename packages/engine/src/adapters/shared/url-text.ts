@@ -1,16 +1,5 @@
 /** Texts about a server URL that are safe to show: the URL without its password, reasons scrubbed of it. */
-
-/** The URL with its password replaced by `***` (for messages and logs). */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password === '') return url;
-    parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@');
-  }
-}
+export { redactUrl } from '../../lib/redact.js';
 
 /** The (decoded) password of a URL; `''` when it has none or cannot be parsed. */
 export function urlPassword(url: string): string {

@@ -6,11 +6,13 @@ import { fireTrigger } from '../../lib/triggers.js';
 /**
  * The trigger types `engine::functions-available` (the set of function ids changed; bursts of
  * registrations are coalesced into one firing after `debounceMs`) and `engine::workers-available`
- * (a worker connected, disconnected or updated its metadata).
+ * (a worker connected, disconnected or updated its metadata) and `engine::triggers-available` (triggers
+ * were registered or removed; bursts coalesced like functions).
  */
 export function registerAvailabilityTriggers(ctx: ModuleContext, debounceMs: number): { stop(): void } {
   const functionSubscribers = new Map<string, TriggerRecord>();
   const workerSubscribers = new Map<string, TriggerRecord>();
+  const triggerSubscribers = new Map<string, TriggerRecord>();
   const subscribe = (map: Map<string, TriggerRecord>) => ({
     registerTrigger: (t: TriggerRecord) => void map.set(t.id, t),
     unregisterTrigger: (t: TriggerRecord) => void map.delete(t.id),
@@ -29,9 +31,18 @@ export function registerAvailabilityTriggers(ctx: ModuleContext, debounceMs: num
     { id: EngineTriggers.WORKERS_AVAILABLE, description: 'Fires when a worker connects, disconnects or updates its metadata', configSchema },
     subscribe(workerSubscribers),
   );
+  ctx.registerTriggerType(
+    { id: EngineTriggers.TRIGGERS_AVAILABLE, description: 'Fires when triggers are registered or removed (bursts coalesced)', configSchema },
+    subscribe(triggerSubscribers),
+  );
 
   let lastIds = '';
   let timer: NodeJS.Timeout | undefined;
+  let triggerTimer: NodeJS.Timeout | undefined;
+  const fireTriggers = () => {
+    triggerTimer = undefined;
+    fire(triggerSubscribers, { event: 'triggers_changed' });
+  };
   const fireFunctions = () => {
     timer = undefined;
     const functions = ctx.registry.functions();
@@ -46,10 +57,20 @@ export function registerAvailabilityTriggers(ctx: ModuleContext, debounceMs: num
   ctx.registry.subscribe((event) => {
     if (event.type === 'function_added' || event.type === 'function_removed') {
       timer ??= setTimeout(fireFunctions, debounceMs).unref();
+    } else if (event.type === 'trigger_added' || event.type === 'trigger_removed') {
+      // Subscriptions to this type are not trigger changes for it: a subscriber's own registration does not
+      // wake it (nor the others). Its trigger_added comes before the subscriber is in the map, so the type decides.
+      if (triggerSubscribers.size > 0 && event.trigger_type !== EngineTriggers.TRIGGERS_AVAILABLE)
+        triggerTimer ??= setTimeout(fireTriggers, debounceMs).unref();
     } else if (event.type === 'worker_connected' || event.type === 'worker_disconnected' || event.type === 'worker_metadata_updated') {
       fire(workerSubscribers, { event: event.type, worker_id: event.worker_id });
     }
   });
   // The subscription is released with the module; a firing still waiting is dropped.
-  return { stop: () => clearTimeout(timer) };
+  return {
+    stop: () => {
+      clearTimeout(timer);
+      clearTimeout(triggerTimer);
+    },
+  };
 }

@@ -1,8 +1,16 @@
-import { z } from 'zod';
-import type { EngineModule, ModuleContext, ModuleDefinition } from '../../core/module-api.js';
+import type { EngineModule, ModuleContext } from '../../core/module-api.js';
 import { registerAvailabilityTriggers } from './availability.js';
 import { registerListings } from './listings.js';
 import { registerLogFunctions } from './logs.js';
+
+/** What `engine::config::get` reports: the composition root knows it, the module only serves it. */
+export interface EngineAbout {
+  version: string;
+  started_at: number;
+  listeners: { name: string; url: string }[];
+  /** Loaded modules with their config, secrets already redacted. */
+  modules: { name: string; config: unknown }[];
+}
 
 /** Delay that coalesces a burst of registrations into one `engine::functions-available` firing. */
 const FUNCTIONS_DEBOUNCE_MS = 20;
@@ -16,8 +24,18 @@ class EngineFunctionsModule implements EngineModule {
   readonly name = 'flint-engine';
   private availability: { stop(): void } | undefined;
 
+  constructor(private readonly about: () => EngineAbout) {}
+
   start(ctx: ModuleContext): void {
     registerListings(ctx);
+    ctx.registerFunction(
+      {
+        id: 'engine::config::get',
+        description: "The engine's version, start time, listeners and loaded modules with their config (secrets shown as ***)",
+        request_format: { type: 'object' },
+      },
+      () => this.about(),
+    );
     registerLogFunctions(ctx);
     this.availability = registerAvailabilityTriggers(ctx, FUNCTIONS_DEBOUNCE_MS);
   }
@@ -27,8 +45,7 @@ class EngineFunctionsModule implements EngineModule {
   }
 }
 
-export const engineModule: ModuleDefinition<Record<string, never>> = {
-  name: 'flint-engine',
-  configSchema: z.strictObject({}),
-  create: () => new EngineFunctionsModule(),
-};
+/** The engine's own module; `about` answers `engine::config::get`. */
+export function engineFunctionsModule(about: () => EngineAbout): EngineModule {
+  return new EngineFunctionsModule(about);
+}

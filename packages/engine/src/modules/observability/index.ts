@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import type { EngineModule, ModuleContext, ModuleDefinition } from '../../core/module-api.js';
+import { ENGINE_VERSION } from '../../lib/version.js';
 import { type ObservabilityConfig, observabilityConfigSchema } from './config.js';
 import { InvocationMetrics } from './invocation-metrics.js';
 import { registerLogFunctions } from './log-functions.js';
@@ -18,7 +18,6 @@ import { TracePipeline } from './trace-pipeline.js';
 const SWEEP_MS = 60_000;
 /** The longest a stopping engine waits for the last exports. */
 const STOP_FLUSH_MS = 3000;
-const ENGINE_VERSION: string = (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
 
 /**
  * `flint-observability`: a span for every invocation and trigger firing (OpenTelemetry SDK) kept in

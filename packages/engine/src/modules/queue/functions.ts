@@ -1,7 +1,7 @@
 import { FlintError } from '@flint/protocol';
 import type { QueueBackend } from '../../adapters/queue/types.js';
 import type { InternalHandler, ModuleContext } from '../../core/module-api.js';
-import { payloadObject } from '../../lib/payload.js';
+import { optionalCount, payloadObject } from '../../lib/payload.js';
 import type { QueueCatalog } from './catalog.js';
 import type { Unrouted } from './unrouted.js';
 
@@ -11,15 +11,6 @@ function requiredString(d: Record<string, unknown>, key: string, code: 'topic_no
   const value = d[key];
   if (value === undefined || value === null || value === '') throw FlintError.of(code);
   if (typeof value !== 'string') throw new FlintError('invalid_payload', `${key} must be a string`);
-  return value;
-}
-
-function optionalCount(d: Record<string, unknown>, key: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
-  const value = d[key];
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
-    throw new FlintError('invalid_payload', `${key} must be an integer from 0 to ${max}`);
-  }
   return value;
 }
 

@@ -2,7 +2,7 @@ import { FlintError } from '@flint/protocol';
 import type { KvStore } from '../../adapters/kv/types.js';
 import type { ModuleContext, TraceContext } from '../../core/module-api.js';
 import { jsonWithin } from '../../lib/json-size.js';
-import { type PayloadObject, payloadObject as input } from '../../lib/payload.js';
+import { type PayloadObject, payloadObject as input, optionalCount } from '../../lib/payload.js';
 import { applyOps, parseOps } from '../../lib/update-ops.js';
 import type { StateTriggers } from './triggers.js';
 
@@ -13,6 +13,9 @@ function text(data: PayloadObject, field: 'scope' | 'key'): string {
   if (value === '') throw new FlintError('invalid_payload', `${field} must not be empty`);
   return value;
 }
+
+/** The most entries `state::list_entries` returns at once. */
+const MAX_ENTRIES_PAGE = 1000;
 
 const scopeKey = { scope: { type: 'string', minLength: 1 }, key: { type: 'string', minLength: 1 } };
 const op = {
@@ -27,7 +30,7 @@ const op = {
 };
 const change = { type: 'object', properties: { old_value: {}, new_value: {} }, required: ['old_value', 'new_value'] };
 
-/** Registers state::get/set/delete/update/list/list_groups on the store. */
+/** Registers state::get/set/delete/update/list/list_groups/list_entries on the store. */
 export function registerStateFunctions(ctx: ModuleContext, store: KvStore, triggers: StateTriggers, maxValueBytes: number): void {
   /** A stored write: `state:created` for a new key, `state:updated` otherwise. */
   const fireChange = (call: TraceContext, scope: string, key: string, existed: boolean, old_value: unknown, new_value: unknown) =>
@@ -120,13 +123,55 @@ export function registerStateFunctions(ctx: ModuleContext, store: KvStore, trigg
   ctx.registerFunction(
     {
       id: 'state::list_groups',
-      description: 'The scopes that hold at least one key',
-      request_format: { type: 'object' },
-      response_format: { type: 'object', properties: { groups: { type: 'array', items: { type: 'string' } } }, required: ['groups'] },
+      description: 'The scopes that hold at least one key; with counts: true, also how many keys each holds',
+      request_format: { type: 'object', properties: { counts: { type: 'boolean' } } },
+      response_format: {
+        type: 'object',
+        properties: { groups: { type: 'array', items: { type: 'string' } }, counts: { type: 'object', additionalProperties: { type: 'integer' } } },
+        required: ['groups'],
+      },
     },
     async (data) => {
-      if (data !== null && data !== undefined) input(data);
-      return { groups: await store.listGroups() };
+      const d = data === null || data === undefined ? {} : input(data);
+      if (d.counts !== undefined && typeof d.counts !== 'boolean') throw new FlintError('invalid_payload', 'counts must be a boolean');
+      const groups = await store.listGroups();
+      if (d.counts !== true) return { groups };
+      const sizes = await Promise.all(groups.map((scope) => store.size(scope)));
+      return { groups, counts: Object.fromEntries(groups.map((scope, i) => [scope, sizes[i]])) };
+    },
+  );
+
+  ctx.registerFunction(
+    {
+      id: 'state::list_entries',
+      description: 'The keys and values of a scope, sorted by key: a page of them (offset, limit) and the total, optionally only keys containing `match`',
+      request_format: {
+        type: 'object',
+        required: ['scope'],
+        properties: {
+          scope: scopeKey.scope,
+          match: { type: 'string' },
+          offset: { type: 'integer', minimum: 0 },
+          limit: { type: 'integer', minimum: 1, maximum: MAX_ENTRIES_PAGE },
+        },
+      },
+      response_format: {
+        type: 'object',
+        properties: { entries: { type: 'array', items: { type: 'object', properties: { key: { type: 'string' }, value: {} } } }, total: { type: 'integer' } },
+        required: ['entries', 'total'],
+      },
+    },
+    async (data) => {
+      const d = input(data);
+      const scope = text(d, 'scope');
+      if (d.match !== undefined && typeof d.match !== 'string') throw new FlintError('invalid_payload', 'match must be a string');
+      const offset = optionalCount(d, 'offset', 0);
+      const limit = optionalCount(d, 'limit', 100, MAX_ENTRIES_PAGE);
+      if (limit === 0) throw new FlintError('invalid_payload', `limit must be an integer from 1 to ${MAX_ENTRIES_PAGE}`);
+      const match = d.match?.toLowerCase();
+      const all = (await store.entries(scope)).filter(([key]) => match === undefined || key.toLowerCase().includes(match));
+      all.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      return { entries: all.slice(offset, offset + limit).map(([key, value]) => ({ key, value })), total: all.length };
     },
   );
 }

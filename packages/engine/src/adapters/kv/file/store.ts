@@ -84,6 +84,16 @@ export class FileKvStore extends MemoryKvStore {
     return super.list(scope);
   }
 
+  override async entries(scope: string): Promise<[string, unknown][]> {
+    this.check();
+    return super.entries(scope);
+  }
+
+  override async size(scope: string): Promise<number> {
+    this.check();
+    return super.size(scope);
+  }
+
   override async listGroups(): Promise<string[]> {
     this.check();
     return super.listGroups();
