@@ -17,8 +17,8 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const q = (path) => (/^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`);
 const step = (line) => process.stdout.write(`pack: ${line}\n`);
 
-step('building (tsc -b)');
-execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-b'], { cwd: root, stdio: 'inherit' });
+step('building (tsc -b, then the console web app)');
+execFileSync(npm, ['run', 'build', '--loglevel', 'error'], { cwd: root, stdio: 'inherit' });
 
 mkdirSync(out, { recursive: true });
 for (const name of readdirSync(out)) if (name.endsWith('.tgz')) rmSync(join(out, name));
@@ -46,7 +46,7 @@ process.stdout.write(
     `  npm exec --yes ${files.map((f) => `--package=${q(f)}`).join(' ')} -- flint init ~/my-app --packages ${q(out)}   # from any folder`,
     '  cd ~/my-app && npm install && npm start',
     '',
-    'Or add them to an existing project (install all four together, so that they find each other):',
+    'Or add them to an existing project (install them all together, so that they find each other):',
     `  npm install ${q(out)}/*.tgz`,
     '',
   ].join('\n'),

@@ -1,10 +1,11 @@
+import { addConsoleOptions, flagsOf, serveConsole } from '@flint/console';
 import { Command, InvalidArgumentError } from 'commander';
 import { CliError } from './client.js';
 import { cronList, cronRun } from './commands/cron.js';
 import { initCommand } from './commands/init.js';
 import { list } from './commands/list.js';
 import { dlqDiscard, dlqList, dlqRedrive, queues } from './commands/queues.js';
-import { start } from './commands/start.js';
+import { type StartOptions, start } from './commands/start.js';
 import { streamsList } from './commands/streams.js';
 import { tracesList, tracesShow } from './commands/traces.js';
 import { trigger } from './commands/trigger.js';
@@ -13,6 +14,12 @@ import { CLI_VERSION } from './version.js';
 const positiveInt = (value: string): number => {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive integer');
+  return n;
+};
+
+const positivePort = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number (0-65535)');
   return n;
 };
 
@@ -39,9 +46,17 @@ export async function main(argv: string[]): Promise<number> {
     .description('start the engine with flint-config.yaml (or --config), or the embedded defaults')
     .option('-c, --config <path>', 'config file (default: ./flint-config.yaml when present)')
     .option('-w, --worker <command>', 'also run this worker command with FLINT_URL (and FLINT_TOKEN) set (repeatable)', collect)
-    .action(async (opts: { config?: string; worker?: string[] }) => {
+    .option('--console', 'also start the operator console (flint-console) for this engine')
+    .option('--console-port <port>', 'port of that console (default 3113)', positivePort)
+    .action(async (opts: StartOptions) => {
       exitCode = await start(opts);
     });
+
+  addConsoleOptions(program.command('console').description('start the operator console (a web UI) for a running engine; the same as flint-console')).action(
+    async (opts: Record<string, unknown>) => {
+      exitCode = await serveConsole(flagsOf(opts));
+    },
+  );
 
   program
     .command('trigger')

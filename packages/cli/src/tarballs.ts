@@ -8,6 +8,7 @@ export const FLINT_PACKAGES = {
   '@flint/cli': 'flint-cli-',
   '@flint/sdk': 'flint-sdk-',
   '@flint/engine': 'flint-engine-',
+  '@flint/console': 'flint-console-',
   '@flint/protocol': 'flint-protocol-',
 } as const;
 

@@ -1,6 +1,6 @@
 /**
  * Flint used from a project of one's own, outside this repository, the way docs/getting-started.md
- * says: `npm run pack` (scripts/pack.mjs) writes the four tarballs; `npm exec --package=… -- flint init
+ * says: `npm run pack` (scripts/pack.mjs) writes the five tarballs; `npm exec --package=… -- flint init
  * --packages` creates a project in a temp folder; `npm install` installs it from the tarballs (the npm
  * registry serves only the third-party dependencies); the installed `flint start` runs the engine with
  * the generated worker on free ports; the installed `flint trigger` and an HTTP request call it; SIGINT
@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const version = (JSON.parse(readFileSync(join(root, 'packages/cli/package.json'), 'utf8')) as { version: string }).version;
-const PACKAGES = ['protocol', 'engine', 'sdk', 'cli'] as const;
+const PACKAGES = ['protocol', 'engine', 'sdk', 'console', 'cli'] as const;
 const progress = (line: string) => console.log(`[outside-repo] ${line}`);
 
 /**
@@ -88,7 +88,7 @@ function removeNpxCacheEntries(folder: string): void {
 }
 
 describe('the tarballs of npm run pack', () => {
-  it('are the four packages, each with dist/ and types, a README and no tests or build info', async () => {
+  it('are the five packages, each with dist/ and types, a README and no tests or build info', async () => {
     expect(readdirSync(packed).sort()).toEqual(PACKAGES.map(tarball).sort());
     for (const name of PACKAGES) {
       const listing = await ok('tar', ['-tvzf', join(packed, tarball(name))], tmp);
@@ -105,6 +105,11 @@ describe('the tarballs of npm run pack', () => {
         name,
       ).toEqual([]);
       if (name === 'cli') expect(entries.get('package/bin/flint.js')).toBe('-rwxr-xr-x');
+      // The console ships its built web app and its own bin.
+      if (name === 'console') {
+        expect(entries.get('package/bin/flint-console.js')).toBe('-rwxr-xr-x');
+        expect(paths).toEqual(expect.arrayContaining(['package/dist/web/index.html']));
+      }
 
       const manifest = JSON.parse(await ok('tar', ['-xzOf', join(packed, tarball(name)), 'package/package.json'], tmp)) as Record<string, unknown>;
       expect(manifest, name).toMatchObject({ name: `@flint/${name}`, version, type: 'module', license: 'Apache-2.0', engines: { node: '>=20.19' } });

@@ -65,7 +65,7 @@ export async function startConsole(options: ConsoleOptions, log: ConsoleLog = co
     }
     if (url.pathname === '/_console/config' && method === 'GET') {
       // Not secret, and the page needs it before it has a token (to know it needs one).
-      return sendJson(res, 200, consoleConfig(options, port, security.tokenRequired));
+      return sendJson(res, 200, consoleConfig(options, port, security.tokenRequired), req);
     }
     if (url.pathname === '/_console/login' && method === 'POST') {
       requireMutationHeader(req);
@@ -87,7 +87,7 @@ export async function startConsole(options: ConsoleOptions, log: ConsoleLog = co
     }
     if (method !== 'GET') requireMutationHeader(req);
     const answer = await found.route.handler({ req, res, params: found.params, query: url.searchParams, body: bodyReader(req), link, options });
-    if (!res.headersSent) sendJson(res, 200, answer ?? null);
+    if (!res.headersSent) await sendJson(res, 200, answer ?? null, req);
   };
 
   const server: Server = createServer((req, res) => {

@@ -12,6 +12,8 @@ export default defineConfig({
     outDir: fileURLToPath(new URL('../dist/web', import.meta.url)),
     emptyOutDir: true,
     chunkSizeWarningLimit: 800,
+    // Fonts and images stay files: the console's Content-Security-Policy allows fonts from itself only, not data: URLs.
+    assetsInlineLimit: 0,
   },
   server: {
     // `npx vite --config web/vite.config.ts` for UI work: API and WebSockets go to a console on 3113.

@@ -50,7 +50,11 @@ function dependencies(packages: string | undefined): Pick<ProjectSpec, 'dependen
   return {
     dependencies: { '@flint/cli': file(tarballs['@flint/cli']), '@flint/sdk': file(tarballs['@flint/sdk']) },
     // @flint/cli and @flint/sdk depend on these by version; without overrides npm would look them up in the registry.
-    overrides: { '@flint/engine': file(tarballs['@flint/engine']), '@flint/protocol': file(tarballs['@flint/protocol']) },
+    overrides: {
+      '@flint/engine': file(tarballs['@flint/engine']),
+      '@flint/console': file(tarballs['@flint/console']),
+      '@flint/protocol': file(tarballs['@flint/protocol']),
+    },
   };
 }
 

@@ -1,11 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { type ConsoleServer, resolveOptions, startConsole } from '@flint/console';
 import { ConfigError, type Engine, createEngine } from '@flint/engine';
 import { CLI_VERSION } from '../version.js';
 
 export interface StartOptions {
   config?: string;
   worker?: string[];
+  /** Also start the operator console for this engine. */
+  console?: boolean;
+  consolePort?: number;
 }
 
 /** Starts the engine, prints the banner, runs `--worker` commands and shuts down on SIGINT/SIGTERM. */
@@ -31,6 +35,7 @@ export async function start(options: StartOptions): Promise<number> {
     engine.logger.error({ err: reason }, `unhandled rejection (a bug, please report it): ${reason instanceof Error ? reason.message : String(reason)}`);
   });
 
+  const console = options.console ? await startEngineConsole(engine, options.consolePort) : undefined;
   const workers: ChildProcess[] = [];
   // The signal handlers are in place before the banner: a supervisor may send SIGTERM as soon as it sees it.
   const stopped = new Promise<number>((resolve) => {
@@ -42,7 +47,7 @@ export async function start(options: StartOptions): Promise<number> {
       }
       stopping = true;
       engine.logger.info(`${signal} received: shutting down (stop accepting, fail in-flight calls, drain workers, flush stores)`);
-      Promise.all([engine.stop(), ...workers.map(stopWorker)]).then(
+      Promise.all([engine.stop(), ...workers.map(stopWorker), console?.close()]).then(
         ([report]) => {
           const held = report.holdups.map((h) => `${h.module} (${h.phase})`);
           if (held.length > 0) engine.logger.warn(`engine stopped; held up past shutdown_timeout_ms by: ${held.join(', ')}`);
@@ -58,14 +63,15 @@ export async function start(options: StartOptions): Promise<number> {
     process.once('SIGINT', () => shutdown('SIGINT'));
     process.once('SIGTERM', () => shutdown('SIGTERM'));
   });
-  printBanner(engine);
+  printBanner(engine, console);
   for (const command of options.worker ?? []) workers.push(runWorker(command, engine));
   return stopped;
 }
 
-function printBanner(engine: Engine): void {
+function printBanner(engine: Engine, console: ConsoleServer | undefined): void {
   const lines = [`Flint ${CLI_VERSION} engine is running`];
   for (const l of engine.listeners()) lines.push(`  ${l.name.padEnd(8)} ${l.url}`);
+  if (console) lines.push(`  console  ${console.url}   <- open in a browser`);
   lines.push(`  modules  ${engine.moduleNames.length > 0 ? engine.moduleNames.join(', ') : '(none)'}`);
   lines.push(`  config   ${engine.config.configFile ?? 'embedded defaults (no flint-config.yaml found; in-memory storage)'}`);
   lines.push('Call a function: flint trigger --function-id <id> --payload <json>   Stop: Ctrl+C');
@@ -111,4 +117,33 @@ function stopWorker(child: ChildProcess): Promise<void> {
     });
     signal('SIGTERM');
   });
+}
+
+/**
+ * Starts the console in this process, pointed at this engine's actual listeners. A console that cannot
+ * start (its port is taken) is reported and the engine runs on without it.
+ */
+async function startEngineConsole(engine: Engine, port: number | undefined): Promise<ConsoleServer | undefined> {
+  const portOf = (name: string) => {
+    const url = engine.listeners().find((l) => l.name === name)?.url;
+    return url ? Number(new URL(url).port) : undefined;
+  };
+  const bridge = new URL(engine.bridgeUrl);
+  try {
+    return await startConsole(
+      resolveOptions({
+        port,
+        engineHost: bridge.hostname.replace(/^\[|\]$/g, ''),
+        bridgePort: Number(bridge.port),
+        bridgeUrl: engine.bridgeUrl,
+        bridgeToken: engine.bridgeToken,
+        enginePort: portOf('http'),
+        wsPort: portOf('stream'),
+      }),
+      { info: () => {}, debug: () => {}, warn: (m: string) => engine.logger.warn(`console: ${m}`), error: (m: string) => engine.logger.error(`console: ${m}`) },
+    );
+  } catch (err) {
+    engine.logger.warn(`the console did not start: ${err instanceof Error ? err.message : String(err)} (set --console-port to another port)`);
+    return undefined;
+  }
 }

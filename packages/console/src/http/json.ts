@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { COMPRESS_MIN_BYTES, acceptsGzip, gzipBody } from './compress.js';
 import { ApiFailure } from './failure.js';
 
 /** The largest request body the API reads (a state value, a payload to invoke or publish). */
@@ -10,9 +11,11 @@ export async function readJson(req: IncomingMessage): Promise<Record<string, unk
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new ApiFailure(413, 'payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
+    // Past the limit the rest is read and dropped, never buffered: stopping to read would reset the
+    // connection under a client still sending, which would then see a network error instead of the 413.
+    if (size <= MAX_BODY_BYTES) chunks.push(chunk as Buffer);
   }
+  if (size > MAX_BODY_BYTES) throw new ApiFailure(413, 'payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return {};
   let value: unknown;
@@ -26,9 +29,17 @@ export async function readJson(req: IncomingMessage): Promise<Record<string, unk
   return value as Record<string, unknown>;
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+/** Sends a JSON answer, gzipped when it is large and `req` accepts gzip. */
+export async function sendJson(res: ServerResponse, status: number, body: unknown, req?: IncomingMessage): Promise<void> {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text) });
+  const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', vary: 'accept-encoding' };
+  if (text.length >= COMPRESS_MIN_BYTES && acceptsGzip(req)) {
+    const zipped = await gzipBody(text);
+    res.writeHead(status, { ...headers, 'content-encoding': 'gzip', 'content-length': zipped.length });
+    res.end(zipped);
+    return;
+  }
+  res.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EngineLink } from '../engine-link.js';
 import type { ConsoleOptions } from '../options.js';
+import { badRequest } from './failure.js';
 import { readJson } from './json.js';
 
 /** What a route handler gets. */
@@ -60,7 +61,11 @@ export class Router {
       }
       const params: Record<string, string> = {};
       route.names.forEach((name, i) => {
-        params[name] = decodeURIComponent(m[i + 1] as string);
+        try {
+          params[name] = decodeURIComponent(m[i + 1] as string);
+        } catch {
+          throw badRequest(`the path segment ${m[i + 1]} is not valid percent-encoding`);
+        }
       });
       return { route, params };
     }

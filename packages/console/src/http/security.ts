@@ -13,7 +13,12 @@ function same(a: string, b: string): boolean {
 function cookieToken(req: IncomingMessage): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [name, ...rest] = part.trim().split('=');
-    if (name === COOKIE_NAME) return decodeURIComponent(rest.join('='));
+    if (name !== COOKIE_NAME) continue;
+    try {
+      return decodeURIComponent(rest.join('='));
+    } catch {
+      return undefined; // not a value this console set: no token
+    }
   }
   return undefined;
 }

@@ -1,8 +1,9 @@
 import { createReadStream, existsSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { COMPRESS_MIN_BYTES, acceptsGzip, gzipBody } from './compress.js';
 
 /** The built web app shipped in the package (`npm run build:web` writes it). */
 export const DEFAULT_WEB_ROOT = fileURLToPath(new URL('../web/', import.meta.url));
@@ -19,6 +20,8 @@ const TYPES: Record<string, string> = {
   '.ico': 'image/x-icon',
 };
 
+const COMPRESSIBLE = new Set(['.js', '.css', '.json', '.svg', '.html']);
+
 /** Headers on every page and asset: nothing is loaded from anywhere but this console, and it cannot be framed. */
 export const SECURITY_HEADERS = {
   'content-security-policy':
@@ -34,6 +37,8 @@ export const SECURITY_HEADERS = {
  */
 export class StaticFiles {
   private readonly root: string;
+  /** Gzipped hashed assets, by file (a few hundred KiB in all). */
+  private readonly gzipped = new Map<string, Promise<Buffer>>();
 
   constructor(root: string) {
     this.root = resolve(root);
@@ -69,13 +74,27 @@ export class StaticFiles {
     return this.send(req, res, index, (await stat(index)).size, false);
   }
 
-  private send(req: IncomingMessage, res: ServerResponse, file: string, size: number, immutable: boolean): void {
-    res.writeHead(200, {
+  private async send(req: IncomingMessage, res: ServerResponse, file: string, size: number, immutable: boolean): Promise<void> {
+    const headers = {
       'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
-      'content-length': size,
       'cache-control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
+      vary: 'accept-encoding',
       ...SECURITY_HEADERS,
-    });
+    };
+    // Scripts and styles go out gzipped (fonts are compressed already); a hashed asset never changes, so it is compressed once.
+    if (immutable && COMPRESSIBLE.has(extname(file)) && size >= COMPRESS_MIN_BYTES && acceptsGzip(req)) {
+      let zipped = this.gzipped.get(file);
+      if (!zipped) {
+        zipped = readFile(file).then(gzipBody);
+        zipped.catch(() => this.gzipped.delete(file));
+        this.gzipped.set(file, zipped);
+      }
+      const body = await zipped;
+      res.writeHead(200, { ...headers, 'content-encoding': 'gzip', 'content-length': body.length });
+      res.end(req.method === 'HEAD' ? undefined : body);
+      return;
+    }
+    res.writeHead(200, { ...headers, 'content-length': size });
     if (req.method === 'HEAD') {
       res.end();
       return;

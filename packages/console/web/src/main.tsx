@@ -8,7 +8,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { ApiRequestError } from './lib/api.js';
 import { LiveProvider } from './lib/live.js';
-import { router } from './router.js';
+import { createConsoleRouter } from './router.js';
 
 const queryClient = new QueryClient({
   defaultOptions: {
@@ -21,6 +21,7 @@ const queryClient = new QueryClient({
   },
 });
 
+const router = createConsoleRouter(queryClient);
 const root = document.getElementById('root');
 if (root) {
   createRoot(root).render(

@@ -1,12 +1,8 @@
-import { createRootRoute, createRoute, createRouter, redirect } from '@tanstack/react-router';
+import type { QueryClient } from '@tanstack/react-query';
+import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, redirect } from '@tanstack/react-router';
 import { Layout } from './components/Layout.js';
 import { NotFound } from './components/NotFound.js';
-import { ConfigPage } from './pages/ConfigPage.js';
-import { FunctionsPage } from './pages/FunctionsPage.js';
-import { QueuesPage } from './pages/QueuesPage.js';
-import { StatesPage } from './pages/StatesPage.js';
-import { TriggersPage } from './pages/TriggersPage.js';
-import { WorkersPage } from './pages/WorkersPage.js';
+import { functionsQuery } from './lib/queries.js';
 
 /** Search params are plain strings in the URL: every selection is a deep link. */
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
@@ -18,7 +14,7 @@ export type TriggersSearch = { trigger?: string; q?: string; type?: string; inte
 export type StatesSearch = { scope?: string; key?: string; q?: string };
 export type QueuesSearch = { queue?: string; tab?: 'overview' | 'dead'; q?: string };
 
-const rootRoute = createRootRoute({ component: Layout, notFoundComponent: NotFound });
+const rootRoute = createRootRouteWithContext<{ queryClient: QueryClient }>()({ component: Layout, notFoundComponent: NotFound });
 
 const indexRoute = createRoute({
   getParentRoute: () => rootRoute,
@@ -31,35 +27,40 @@ const indexRoute = createRoute({
 const workersRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/workers',
-  component: WorkersPage,
+  component: lazyRouteComponent(() => import('./pages/WorkersPage.js'), 'WorkersPage'),
   validateSearch: (s: Record<string, unknown>): WorkersSearch => ({ worker: str(s.worker), q: str(s.q) }),
 });
 
 const functionsRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/functions',
-  component: FunctionsPage,
+  component: lazyRouteComponent(() => import('./pages/FunctionsPage.js'), 'FunctionsPage'),
   validateSearch: (s: Record<string, unknown>): FunctionsSearch => ({ fn: str(s.fn), q: str(s.q), internal: flag(s.internal) }),
+  // The list (it can be megabytes) is requested while the page's code loads, not after.
+  loaderDeps: ({ search }) => ({ internal: search.internal === true }),
+  loader: ({ context, deps }) => {
+    void context.queryClient.prefetchQuery(functionsQuery(deps.internal));
+  },
 });
 
 const triggersRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/triggers',
-  component: TriggersPage,
+  component: lazyRouteComponent(() => import('./pages/TriggersPage.js'), 'TriggersPage'),
   validateSearch: (s: Record<string, unknown>): TriggersSearch => ({ trigger: str(s.trigger), q: str(s.q), type: str(s.type), internal: flag(s.internal) }),
 });
 
 const statesRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/states',
-  component: StatesPage,
+  component: lazyRouteComponent(() => import('./pages/StatesPage.js'), 'StatesPage'),
   validateSearch: (s: Record<string, unknown>): StatesSearch => ({ scope: str(s.scope), key: str(s.key), q: str(s.q) }),
 });
 
 const queuesRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/queues',
-  component: QueuesPage,
+  component: lazyRouteComponent(() => import('./pages/QueuesPage.js'), 'QueuesPage'),
   validateSearch: (s: Record<string, unknown>): QueuesSearch => ({
     queue: str(s.queue),
     tab: s.tab === 'dead' ? 'dead' : s.tab === 'overview' ? 'overview' : undefined,
@@ -67,14 +68,21 @@ const queuesRoute = createRoute({
   }),
 });
 
-const configRoute = createRoute({ getParentRoute: () => rootRoute, path: '/config', component: ConfigPage });
+const configRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/config',
+  component: lazyRouteComponent(() => import('./pages/ConfigPage.js'), 'ConfigPage'),
+});
 
 const routeTree = rootRoute.addChildren([indexRoute, workersRoute, functionsRoute, triggersRoute, statesRoute, queuesRoute, configRoute]);
 
-export const router = createRouter({ routeTree, defaultPreload: 'intent', scrollRestoration: true });
+/** The router; `queryClient` lets route loaders start their queries early. */
+export function createConsoleRouter(queryClient: QueryClient) {
+  return createRouter({ routeTree, context: { queryClient }, defaultPreload: 'intent', scrollRestoration: true });
+}
 
 declare module '@tanstack/react-router' {
   interface Register {
-    router: typeof router;
+    router: ReturnType<typeof createConsoleRouter>;
   }
 }

@@ -2,7 +2,7 @@ import { useNavigate } from '@tanstack/react-router';
 import { Command } from 'cmdk';
 import { Boxes, Cog, Database, FunctionSquare, Inbox, Zap } from 'lucide-react';
 import { Dialog } from 'radix-ui';
-import { useDeferredValue, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import type { TriggerInfo } from '../../../src/api-types.js';
 import { matches } from '../lib/format.js';
 import { useFunctions, useStateGroups, useTriggers } from '../lib/queries.js';
@@ -61,7 +61,8 @@ function More({ count }: { count: number }) {
 function PaletteBody({ close }: { close: () => void }) {
   const navigate = useNavigate();
   const [search, setSearch] = useState('');
-  const query = useDeferredValue(search);
+  // Not deferred: cmdk selects the first item after the render that changes the items.
+  const query = search;
   const functions = useFunctions(false);
   const triggers = useTriggers(false);
   const groups = useStateGroups();

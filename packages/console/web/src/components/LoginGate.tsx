@@ -20,8 +20,7 @@ export function LoginGate({ onDone }: { onDone: () => void }) {
       <form onSubmit={submit} className="card login-card" aria-labelledby="login-title">
         <h1 id="login-title">Console token</h1>
         <p className="muted">
-          This console listens on a network address, so it asks for the token it was started with (<code>--token</code> or{' '}
-          <code>FLINT_CONSOLE_TOKEN</code>).
+          This console listens on a network address, so it asks for the token it was started with (<code>--token</code> or <code>FLINT_CONSOLE_TOKEN</code>).
         </p>
         <label htmlFor="token">Token</label>
         <input id="token" className="input" type="password" autoComplete="current-password" value={token} onChange={(e) => setToken(e.target.value)} />

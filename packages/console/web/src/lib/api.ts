@@ -27,7 +27,12 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
   try {
-    res = await fetch(`/${path.replace(/^\//, '')}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+    res = await fetch(`/${path.replace(/^\//, '')}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    });
   } catch (err) {
     throw new ApiRequestError(0, 'console_unreachable', `The console server cannot be reached (${(err as Error).message})`);
   }

@@ -29,6 +29,9 @@ export function LiveProvider({ children }: { children: ReactNode }) {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let attempt = 0;
     let closed = false;
+    let opened = false;
+    // The bridge state last pushed (undefined until the first message of a socket).
+    let lastBridge: BridgeState | undefined;
     const invalidate = (...keys: string[]) => {
       for (const key of keys) void queryClient.invalidateQueries({ queryKey: [key] });
     };
@@ -39,8 +42,9 @@ export function LiveProvider({ children }: { children: ReactNode }) {
       ws.onopen = () => {
         attempt = 0;
         setStatus((s) => ({ ...s, live: true }));
-        // Whatever changed while the socket was down.
-        void queryClient.invalidateQueries();
+        // On a reconnection, whatever changed while the socket was down (the first open has nothing to catch up on).
+        if (opened) void queryClient.invalidateQueries();
+        opened = true;
       };
       ws.onmessage = (msg) => {
         let event: LiveEvent;
@@ -53,13 +57,16 @@ export function LiveProvider({ children }: { children: ReactNode }) {
           case 'bridge':
             setStatus((s) => ({ ...s, bridge: event.state }));
             invalidate('status');
-            if (event.state === 'connected') void queryClient.invalidateQueries();
+            // Back after an outage: refetch what failed or went stale meanwhile.
+            if (event.state === 'connected' && lastBridge !== undefined && lastBridge !== 'connected') void queryClient.invalidateQueries();
+            lastBridge = event.state;
             break;
           case 'functions':
             invalidate('functions', 'workers', 'triggers', 'cron');
             break;
           case 'workers':
-            invalidate('workers', 'functions');
+            // A worker's functions come and go with their own `functions` event.
+            invalidate('workers');
             break;
           case 'triggers':
             invalidate('triggers', 'cron');
@@ -71,6 +78,7 @@ export function LiveProvider({ children }: { children: ReactNode }) {
         }
       };
       ws.onclose = () => {
+        lastBridge = undefined;
         setStatus((s) => ({ ...s, live: false }));
         if (closed) return;
         const delay = Math.min(10_000, 500 * 2 ** attempt++);

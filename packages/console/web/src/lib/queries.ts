@@ -14,7 +14,8 @@ import { usePollWhenOffline } from './live.js';
 
 /** Queries shared by several pages and the command palette; page-specific ones live with their page. */
 
-export const useConsoleConfig = () => useQuery({ queryKey: ['config'], queryFn: () => api.get<ConsoleConfig>('_console/config'), staleTime: Number.POSITIVE_INFINITY });
+export const useConsoleConfig = () =>
+  useQuery({ queryKey: ['config'], queryFn: () => api.get<ConsoleConfig>('_console/config'), staleTime: Number.POSITIVE_INFINITY });
 
 export function useStatus() {
   return useQuery({ queryKey: ['status'], queryFn: () => api.get<ConsoleStatus>('_console/status'), refetchInterval: 15_000 });
@@ -25,13 +26,15 @@ export function useWorkers() {
   return useQuery({ queryKey: ['workers'], queryFn: () => api.get<WorkersResponse>('_console/workers'), refetchInterval: poll });
 }
 
+/** The functions list query (shared by the hook and the Functions route's loader, which starts it before the page's code has loaded). */
+export const functionsQuery = (includeInternal: boolean) => ({
+  queryKey: ['functions', includeInternal],
+  queryFn: () => api.get<FunctionsResponse>(`_console/functions?include_internal=${includeInternal}`),
+});
+
 export function useFunctions(includeInternal: boolean) {
   const poll = usePollWhenOffline();
-  return useQuery({
-    queryKey: ['functions', includeInternal],
-    queryFn: () => api.get<FunctionsResponse>(`_console/functions?include_internal=${includeInternal}`),
-    refetchInterval: poll,
-  });
+  return useQuery({ ...functionsQuery(includeInternal), refetchInterval: poll });
 }
 
 export function useTriggers(includeInternal: boolean) {

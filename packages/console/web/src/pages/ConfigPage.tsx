@@ -21,13 +21,15 @@ function ReachRow({ name, what, r }: { name: string; what: string; r: Reachabili
         <div className="muted small">{what}</div>
       </th>
       <td>{r ? <Badge ok={r.reachable}>{r.reachable ? 'reachable' : 'unreachable'}</Badge> : <Badge ok={null}>unknown</Badge>}</td>
-      <td className="mono">{r?.url ?? '—'}</td>
-      <td className="muted">{r?.detail ?? ''}</td>
+      <td>
+        <span className="mono">{r?.url ?? '—'}</span>
+        {r?.detail && <div className="muted small">{r.detail}</div>}
+      </td>
     </tr>
   );
 }
 
-function Connectivity({ status, loading }: { status: ConsoleStatus | undefined; loading: boolean }) {
+function Connectivity({ status, loading, bridgeUrl }: { status: ConsoleStatus | undefined; loading: boolean; bridgeUrl: string | undefined }) {
   const bridge = status?.bridge;
   return (
     <section className="card config-card" aria-labelledby="cfg-conn">
@@ -38,8 +40,7 @@ function Connectivity({ status, loading }: { status: ConsoleStatus | undefined; 
           <tr>
             <th scope="col">Listener</th>
             <th scope="col">State</th>
-            <th scope="col">URL</th>
-            <th scope="col">Detail</th>
+            <th scope="col">URL and detail</th>
           </tr>
         </thead>
         <tbody>
@@ -51,7 +52,10 @@ function Connectivity({ status, loading }: { status: ConsoleStatus | undefined; 
             <td>
               {bridge ? <Badge ok={bridge === 'connected' ? true : bridge === 'connecting' ? null : false}>{bridge}</Badge> : <Badge ok={null}>unknown</Badge>}
             </td>
-            <td className="mono" colSpan={2} />
+            <td>
+              <span className="mono">{bridgeUrl ?? '—'}</span>
+              {bridge && bridge !== 'connected' && <div className="muted small">the console keeps retrying</div>}
+            </td>
           </tr>
           <ReachRow name="HTTP" what="flint-http (triggers, request builder)" r={status?.http} />
           <ReachRow name="Stream WebSocket" what="flint-stream" r={status?.stream} />
@@ -97,7 +101,7 @@ export function ConfigPage() {
   const now = useNow(30_000);
   const s = status.data;
   const engine = s?.engine ?? null;
-  const bridgeDown = (s ? s.bridge !== 'connected' : false) || engineState === 'disconnected';
+  const bridgeDown = s?.bridge === 'disconnected' || engineState === 'disconnected';
 
   return (
     <div className="page">
@@ -160,7 +164,7 @@ export function ConfigPage() {
           )}
         </section>
 
-        <Connectivity status={s} loading={status.isPending} />
+        <Connectivity status={s} loading={status.isPending} bridgeUrl={config.data?.engine.bridge_url} />
 
         {config.data && <Ports config={config.data} />}
 

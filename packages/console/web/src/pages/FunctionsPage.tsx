@@ -6,6 +6,7 @@ import { useFunctions } from '../lib/queries.js';
 import { useUrlText } from '../lib/url-text.js';
 import { FunctionDetail, FunctionMissing } from './functions/FunctionDetail.js';
 import { FunctionList } from './functions/FunctionList.js';
+import { LoadingLine } from './PageStatus.js';
 import './pages.css';
 import './functions.css';
 
@@ -58,7 +59,7 @@ export function FunctionsPage() {
       <div className="page-body">
         {functions.isPending ? (
           <div className="page-list">
-            <p className="loading-line">Loading…</p>
+            <LoadingLine />
           </div>
         ) : !all ? (
           <div className="page-list page-error">

@@ -6,6 +6,7 @@ import { ErrorBox } from '../components/ErrorBox.js';
 import { absoluteTime, matches, relativeTime, shortId, useNow } from '../lib/format.js';
 import { useConsoleConfig, useWorkers } from '../lib/queries.js';
 import { useUrlText } from '../lib/url-text.js';
+import { LoadingLine } from './PageStatus.js';
 import { WorkerDetail, WorkerGone, statusTone } from './workers/WorkerDetail.js';
 import './pages.css';
 import './workers.css';
@@ -56,7 +57,7 @@ export function WorkersPage() {
       <div className="page-body">
         <section className="page-list" aria-label="Worker list">
           {workers.isPending ? (
-            <p className="loading-line">Loading…</p>
+            <LoadingLine />
           ) : workers.isError && !all ? (
             <div className="page-error">
               <ErrorBox error={workers.error} />

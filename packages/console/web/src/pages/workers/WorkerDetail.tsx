@@ -172,7 +172,16 @@ export function WorkerGone({ id, last }: { id: string; last?: WorkerInfo }) {
             <dt>Connected at</dt>
             <dd>{absoluteTime(last.connected_at_ms)}</dd>
             <dt>Functions</dt>
-            <dd>{last.functions.length === 0 ? <span className="muted">none</span> : last.functions.join(', ')}</dd>
+            <dd>
+              {last.functions.length === 0 ? (
+                <span className="muted">none</span>
+              ) : (
+                <>
+                  {last.functions.slice(0, 12).join(', ')}
+                  {last.functions.length > 12 && <span className="muted"> and {last.functions.length - 12} more</span>}
+                </>
+              )}
+            </dd>
           </>
         )}
       </dl>
