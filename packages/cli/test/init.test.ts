@@ -129,13 +129,13 @@ describe('flint init', () => {
   it('--packages depends on the tarballs of npm run pack: file: specs, overrides for the transitive packages', async () => {
     const packed = join(tmp, 'packed');
     mkdirSync(packed);
-    for (const name of ['cli', 'sdk', 'engine', 'protocol']) writeFileSync(join(packed, `flint-${name}-${version}.tgz`), '');
+    for (const name of ['cli', 'sdk', 'engine', 'console', 'protocol']) writeFileSync(join(packed, `flint-${name}-${version}.tgz`), '');
     const run = await flint(['init', 'local', '--packages', packed], tmp);
     expect(run.code).toBe(0);
     const pkg = manifest(join(tmp, 'local'));
     const file = (name: string) => `file:${join(packed, `flint-${name}-${version}.tgz`)}`;
     expect(pkg.dependencies).toEqual({ '@flint/cli': file('cli'), '@flint/sdk': file('sdk') });
-    expect(pkg.overrides).toEqual({ '@flint/engine': file('engine'), '@flint/protocol': file('protocol') });
+    expect(pkg.overrides).toEqual({ '@flint/engine': file('engine'), '@flint/console': file('console'), '@flint/protocol': file('protocol') });
     expect(run.stdout).toContain(`(Flint packages from the tarballs in ${packed})`);
   });
 
