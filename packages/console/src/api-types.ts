@@ -10,6 +10,8 @@
  * origin cannot add it without a CORS preflight, which the console never grants.
  */
 
+import type { FunctionInfo, TriggerInfo, TriggerTypeInfo, WorkerInfo } from '@flint/protocol';
+
 /** The header every mutating call must carry. */
 export const MUTATION_HEADER = 'x-flint-console';
 
@@ -29,7 +31,9 @@ export interface ConsoleConfig {
   enable_flow: boolean;
 }
 
-export type BridgeState = 'connected' | 'connecting' | 'disconnected';
+import type { BridgeState } from './types/bridge.js';
+
+export type { BridgeState };
 
 /** A listener's reachability as seen from the console server. */
 export interface Reachability {
@@ -59,47 +63,7 @@ export interface EngineAbout {
 }
 
 /** The engine's own shapes, as its listing functions return them. */
-export interface WorkerInfo {
-  id: string;
-  name: string | null;
-  runtime: string;
-  version: string | null;
-  os: string | null;
-  ip_address: string | null;
-  internal: boolean;
-  status: string;
-  connected_at_ms: number;
-  function_count: number;
-  functions: string[];
-  active_invocations: number;
-  latest_metrics: null | Record<string, unknown>;
-  pid?: number;
-  isolation?: string | null;
-}
-
-export interface FunctionInfo {
-  function_id: string;
-  description: string | null;
-  request_format: unknown;
-  response_format: unknown;
-  metadata: Record<string, unknown> | null;
-  providers?: ({ worker_id: string; worker_name: string | null } | { module: string })[];
-}
-
-export interface TriggerInfo {
-  id: string;
-  trigger_type: string;
-  function_id: string;
-  config: unknown;
-  metadata?: Record<string, unknown>;
-  status: 'active' | 'parked' | 'error';
-  error?: string;
-}
-
-export interface TriggerTypeInfo {
-  id: string;
-  description: string;
-}
+export type { FunctionInfo, TriggerInfo, TriggerTypeInfo, WorkerInfo };
 
 /** GET /_console/workers */
 export interface WorkersResponse {
@@ -256,3 +220,7 @@ export type LiveEvent =
  * WS /_console/streams: a pipe to the engine's stream WebSocket (`--ws-port`); the console's Origin
  * is checked, frames pass unchanged both ways.
  */
+
+export type * from './types/dashboard-flow.js';
+export type * from './types/logs-streams.js';
+export type * from './types/traces.js';

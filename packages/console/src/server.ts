@@ -1,12 +1,17 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { flowRoutes } from './api/flow.js';
 import { httpProbeRoutes } from './api/http-probe.js';
 import { invokeRoutes } from './api/invoke.js';
+import { logsRoutes } from './api/logs.js';
+import { metricsRoutes } from './api/metrics.js';
 import { queueRoutes } from './api/queues.js';
 import { registryRoutes } from './api/registry.js';
 import { stateRoutes } from './api/states.js';
 import { consoleConfig, statusRoutes } from './api/status.js';
+import { streamsRoutes } from './api/streams.js';
+import { tracesRoutes } from './api/traces.js';
 import { EngineLink } from './engine-link.js';
 import { ApiFailure, engineFailure } from './http/failure.js';
 import { sendFailure, sendJson } from './http/json.js';
@@ -15,6 +20,7 @@ import { Security, checkOrigin, requireMutationHeader } from './http/security.js
 import { DEFAULT_WEB_ROOT, StaticFiles } from './http/static.js';
 import { writeUpgradeRefusal } from './http/upgrade-refusal.js';
 import { LiveHub } from './live.js';
+import { metricsHistoryOf } from './metrics-history.js';
 import type { ConsoleOptions } from './options.js';
 import { StreamProxy } from './stream-proxy.js';
 
@@ -32,6 +38,9 @@ export interface ConsoleServer {
 
 const API_PREFIX = '/_console/';
 
+/** Whether the browser reached the console over HTTPS (a TLS proxy in front says so): the session cookie is then Secure. */
+const behindTls = (req: IncomingMessage) => req.headers['x-forwarded-proto'] === 'https';
+
 /**
  * Starts the console: the engine link (a worker on the bridge), the JSON API and the WebSockets on
  * `options.host:options.port`, and the web app. Resolves once listening (the bridge connects in the
@@ -41,10 +50,25 @@ export async function startConsole(options: ConsoleOptions, log: ConsoleLog = co
   const security = new Security(options.token);
   const link = new EngineLink(options, log);
   const live = new LiveHub(link);
+  // The Dashboard's history: engine::metrics::list every 2 s while the bridge is connected.
+  const metrics = metricsHistoryOf(link);
+  metrics.start();
   const wsHost = options.engineHost.includes(':') ? `[${options.engineHost}]` : options.engineHost;
   const streams = new StreamProxy(`ws://${wsHost}:${options.wsPort}`);
   const files = new StaticFiles(options.webRoot ?? DEFAULT_WEB_ROOT);
-  const router = new Router([...statusRoutes, ...registryRoutes, ...invokeRoutes, ...httpProbeRoutes, ...stateRoutes, ...queueRoutes]);
+  const router = new Router([
+    ...statusRoutes,
+    ...registryRoutes,
+    ...invokeRoutes,
+    ...httpProbeRoutes,
+    ...stateRoutes,
+    ...queueRoutes,
+    ...tracesRoutes,
+    ...logsRoutes,
+    ...streamsRoutes,
+    ...metricsRoutes,
+    ...flowRoutes,
+  ]);
   let port = options.port;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -57,7 +81,7 @@ export async function startConsole(options: ConsoleOptions, log: ConsoleLog = co
         // A link with ?token=… logs the browser in and drops the token from the address bar (and history).
         if (!security.matches(token)) throw new ApiFailure(401, 'token_invalid', 'that is not the console token');
         url.searchParams.delete('token');
-        res.writeHead(303, { location: `${url.pathname}${url.search}`, 'set-cookie': security.loginCookie(false), 'cache-control': 'no-store' });
+        res.writeHead(303, { location: `${url.pathname}${url.search}`, 'set-cookie': security.loginCookie(behindTls(req)), 'cache-control': 'no-store' });
         res.end();
         return;
       }
@@ -72,7 +96,7 @@ export async function startConsole(options: ConsoleOptions, log: ConsoleLog = co
       const body = await bodyReader(req)();
       if (!security.tokenRequired) return void res.writeHead(204).end();
       if (typeof body.token !== 'string' || !security.matches(body.token)) throw new ApiFailure(401, 'token_invalid', 'that is not the console token');
-      res.writeHead(204, { 'set-cookie': security.loginCookie(false) });
+      res.writeHead(204, { 'set-cookie': security.loginCookie(behindTls(req)) });
       res.end();
       return;
     }
@@ -135,6 +159,7 @@ export async function startConsole(options: ConsoleOptions, log: ConsoleLog = co
     port,
     link,
     async close() {
+      metrics.stop();
       live.close();
       streams.close();
       await new Promise<void>((resolve) => {

@@ -7,3 +7,4 @@ export * from './failures.js';
 export { type Corkable, FLUSH_EVERY, FrameBatcher } from './frame-batcher.js';
 export * from './messages.js';
 export type * from './stream.js';
+export * from './telemetry.js';

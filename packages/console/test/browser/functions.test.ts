@@ -5,7 +5,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsolePage, browserMissing, launchBrowser, openConsolePage, screenshot } from '../support/browser.js';
-import { type ConsoleEnv, type Json, startConsoleEnv, uid } from '../support/console-env.js';
+import { type ConsoleEnv, type Json, startConsoleEnv, uid, waitFor } from '../support/console-env.js';
 
 describe.skipIf(browserMissing !== undefined)('the Functions page (Chromium)', () => {
   let env: ConsoleEnv;
@@ -68,6 +68,24 @@ describe.skipIf(browserMissing !== undefined)('the Functions page (Chromium)', (
     await screenshot(page, 'functions-invoke-form');
     // The call is in this function's history.
     expect(await page.getByTestId('invoke-history').textContent()).toMatch(/ms/);
+  });
+
+  it('fills and submits the form by keyboard alone: Tab moves field to field, Ctrl+Enter invokes', async () => {
+    const { page } = cp;
+    await cp.open(`/functions?fn=${encodeURIComponent(quote)}`);
+    const form = page.getByTestId('schema-form');
+    await form.waitFor();
+    await form.getByLabel(/^item/).focus();
+    await page.keyboard.type('coffee');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('2');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Space');
+    const before = calls.length;
+    await page.keyboard.press('Control+Enter');
+    await waitFor(() => calls.length > before, 5000, 'the keyboard invocation');
+    expect(calls.at(-1)).toMatchObject({ item: 'coffee', quantity: 2, gift: true });
+    await expect.poll(() => page.getByTestId('invoke-result').getAttribute('data-status')).toBe('ok');
   });
 
   it('shows a failing function’s error code and message inline', async () => {

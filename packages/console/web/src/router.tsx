@@ -3,6 +3,10 @@ import { createRootRouteWithContext, createRoute, createRouter, lazyRouteCompone
 import { Layout } from './components/Layout.js';
 import { NotFound } from './components/NotFound.js';
 import { functionsQuery } from './lib/queries.js';
+import { validateFlowSearch } from './pages/flow/search.js';
+import { validateLogsSearch } from './pages/logs/search.js';
+import { validateStreamsSearch } from './pages/streams/search.js';
+import { validateTracesSearch } from './pages/traces/search.js';
 
 /** Search params are plain strings in the URL: every selection is a deep link. */
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
@@ -19,8 +23,43 @@ const rootRoute = createRootRouteWithContext<{ queryClient: QueryClient }>()({ c
 const indexRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/',
+  component: lazyRouteComponent(() => import('./pages/DashboardPage.js'), 'DashboardPage'),
+});
+
+const tracesRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/traces',
+  component: lazyRouteComponent(() => import('./pages/TracesPage.js'), 'TracesPage'),
+  validateSearch: validateTracesSearch,
+});
+
+const logsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/logs',
+  component: lazyRouteComponent(() => import('./pages/LogsPage.js'), 'LogsPage'),
+  validateSearch: validateLogsSearch,
+});
+
+const streamsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/streams',
+  component: lazyRouteComponent(() => import('./pages/StreamsPage.js'), 'StreamsPage'),
+  validateSearch: validateStreamsSearch,
+});
+
+const flowRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/flow',
+  component: lazyRouteComponent(() => import('./pages/FlowPage.js'), 'FlowPage'),
+  validateSearch: validateFlowSearch,
+});
+
+/** Upstream's old address of the dead letters. */
+const deadLetterRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/dead-letter',
   beforeLoad: () => {
-    throw redirect({ to: '/workers' });
+    throw redirect({ to: '/queues' });
   },
 });
 
@@ -74,7 +113,20 @@ const configRoute = createRoute({
   component: lazyRouteComponent(() => import('./pages/ConfigPage.js'), 'ConfigPage'),
 });
 
-const routeTree = rootRoute.addChildren([indexRoute, workersRoute, functionsRoute, triggersRoute, statesRoute, queuesRoute, configRoute]);
+const routeTree = rootRoute.addChildren([
+  indexRoute,
+  workersRoute,
+  functionsRoute,
+  triggersRoute,
+  statesRoute,
+  streamsRoute,
+  queuesRoute,
+  tracesRoute,
+  logsRoute,
+  flowRoute,
+  configRoute,
+  deadLetterRoute,
+]);
 
 /** The router; `queryClient` lets route loaders start their queries early. */
 export function createConsoleRouter(queryClient: QueryClient) {

@@ -1,21 +1,13 @@
 import { useNavigate } from '@tanstack/react-router';
 import { Command } from 'cmdk';
-import { Boxes, Cog, Database, FunctionSquare, Inbox, Zap } from 'lucide-react';
+import { Database, FunctionSquare, Zap } from 'lucide-react';
 import { Dialog } from 'radix-ui';
 import { useMemo, useState } from 'react';
 import type { TriggerInfo } from '../../../src/api-types.js';
 import { matches } from '../lib/format.js';
-import { useFunctions, useStateGroups, useTriggers } from '../lib/queries.js';
+import { visiblePages } from '../lib/pages.js';
+import { useConsoleConfig, useFunctions, useStateGroups, useTriggers } from '../lib/queries.js';
 import './palette.css';
-
-const PAGES = [
-  { to: '/workers', label: 'Workers', icon: Boxes, hint: 'connected workers' },
-  { to: '/functions', label: 'Functions', icon: FunctionSquare, hint: 'registered functions, invoke' },
-  { to: '/triggers', label: 'Triggers', icon: Zap, hint: 'http, cron, subscriptions' },
-  { to: '/states', label: 'States', icon: Database, hint: 'state scopes and keys' },
-  { to: '/queues', label: 'Queues', icon: Inbox, hint: 'topics, queues, dead letters' },
-  { to: '/config', label: 'Config', icon: Cog, hint: 'ports, modules, health' },
-] as const;
 
 /** Items per group with an empty search, and at most with a search (the rest: "refine the search"). */
 const IDLE_LIMIT = 6;
@@ -68,7 +60,11 @@ function PaletteBody({ close }: { close: () => void }) {
   const groups = useStateGroups();
   const limit = query.trim() === '' ? IDLE_LIMIT : SEARCH_LIMIT;
 
-  const pages = useMemo(() => pick([...PAGES], query, (p) => [p.label, p.hint], PAGES.length), [query]);
+  const enableFlow = useConsoleConfig().data?.enable_flow ?? false;
+  const pages = useMemo(() => {
+    const shown = visiblePages(enableFlow);
+    return pick(shown, query, (p) => [p.label, p.hint], shown.length);
+  }, [query, enableFlow]);
   const fns = useMemo(() => {
     const list = [...(functions.data?.functions ?? [])].sort((a, b) => a.function_id.localeCompare(b.function_id));
     return pick(list, query, (f) => [f.function_id, f.description], limit);

@@ -1,23 +1,15 @@
 import { Link, Outlet, useNavigate, useRouterState } from '@tanstack/react-router';
-import { Boxes, Cog, Database, FunctionSquare, Inbox, Moon, Search, Sun, TriangleAlert, Zap } from 'lucide-react';
+import { Moon, Search, Sun, TriangleAlert } from 'lucide-react';
 import { useCallback, useEffect, useState } from 'react';
 import { onUnauthorized } from '../lib/api.js';
 import { paletteShortcut, useGlobalShortcuts } from '../lib/keyboard.js';
+import { PAGES, visiblePages } from '../lib/pages.js';
 import { useConsoleConfig } from '../lib/queries.js';
 import { useTheme } from '../lib/theme.js';
 import { CommandPalette } from './CommandPalette.js';
 import { EnginePill, useEngineState } from './EnginePill.js';
 import { LoginGate } from './LoginGate.js';
 import './palette.css';
-
-export const NAV = [
-  { to: '/workers', label: 'Workers', icon: Boxes, key: 'w' },
-  { to: '/functions', label: 'Functions', icon: FunctionSquare, key: 'f' },
-  { to: '/triggers', label: 'Triggers', icon: Zap, key: 't' },
-  { to: '/states', label: 'States', icon: Database, key: 's' },
-  { to: '/queues', label: 'Queues', icon: Inbox, key: 'q' },
-  { to: '/config', label: 'Config', icon: Cog, key: 'c' },
-] as const;
 
 /** `value` once it has held for `ms` (so a state that flips back quickly never shows); `initial` until then. */
 function useSettled<T>(value: T, ms: number, initial: T): T {
@@ -57,7 +49,7 @@ export function Layout() {
   const go = useCallback((to: string) => void navigate({ to }), [navigate]);
   useGlobalShortcuts({ togglePalette, go, enabled: !needsToken });
 
-  const page = NAV.find((n) => pathname === n.to || pathname.startsWith(`${n.to}/`));
+  const page = PAGES.find((n) => pathname === n.to || (n.to !== '/' && pathname.startsWith(`${n.to}/`)));
   useEffect(() => {
     document.title = page ? `${page.label} · Flint console` : 'Flint console';
   }, [page]);
@@ -76,9 +68,15 @@ export function Layout() {
           <span>Flint console</span>
         </div>
         <ul className="nav-list">
-          {NAV.map(({ to, label, icon: Icon, key }) => (
+          {visiblePages(config.data?.enable_flow ?? false).map(({ to, label, icon: Icon, key }) => (
             <li key={to}>
-              <Link to={to} className="nav-link" title={`${label} (g then ${key})`} activeProps={{ className: 'nav-link active', 'aria-current': 'page' }}>
+              <Link
+                to={to}
+                activeOptions={{ exact: to === '/' }}
+                className="nav-link"
+                title={`${label} (g then ${key})`}
+                activeProps={{ className: 'nav-link active', 'aria-current': 'page' }}
+              >
                 <Icon size={16} aria-hidden="true" />
                 {label}
               </Link>

@@ -1,4 +1,5 @@
 import { useEffect, useRef } from 'react';
+import { PAGES, type PagePath } from './pages.js';
 
 /** Whether keystrokes on `target` are text entry (an input, textarea, select or contenteditable). */
 export function isTypingTarget(target: EventTarget | null): boolean {
@@ -28,14 +29,7 @@ export function focusPageSearch(): boolean {
 }
 
 /** `g` then this key jumps to the page. */
-export const GO_KEYS: Record<string, '/workers' | '/functions' | '/triggers' | '/states' | '/queues' | '/config'> = {
-  w: '/workers',
-  f: '/functions',
-  t: '/triggers',
-  s: '/states',
-  q: '/queues',
-  c: '/config',
-};
+export const GO_KEYS: Record<string, PagePath> = Object.fromEntries(PAGES.map((p) => [p.key, p.to]));
 
 /**
  * The console's global keys: Ctrl/⌘+K toggles the palette (even while typing); when not typing,

@@ -47,7 +47,7 @@ export function QueuesPage() {
       ) : (
         <>
           <div className="toolbar">
-            <label htmlFor={filterId} className="q-sr-only">
+            <label htmlFor={filterId} className="sr-only">
               Filter queues
             </label>
             <input

@@ -89,7 +89,7 @@ export function StatesPage() {
                 {scope ? <span className="code-id">{scope}</span> : <span className="muted">No scope selected</span>}
                 {scopeCount !== undefined && <span className="muted small"> {scopeCount} keys</span>}
               </h2>
-              <label htmlFor={keyFilterId} className="st-sr-only">
+              <label htmlFor={keyFilterId} className="sr-only">
                 Filter keys
               </label>
               <input

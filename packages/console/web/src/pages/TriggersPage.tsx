@@ -66,7 +66,7 @@ export function TriggersPage() {
         </label>
       </header>
       <div className="toolbar">
-        <label htmlFor={searchId} className="tr-sr-only">
+        <label htmlFor={searchId} className="sr-only">
           Filter triggers
         </label>
         <input

@@ -1,29 +1,8 @@
+import type { LogRecordInfo } from '@flint/protocol';
 import type { LogLevelName } from '../../core/module-api.js';
 
-/**
- * One stored log record, in the OpenTelemetry log data model's terms: what `engine::logs::list`
- * returns and what the `log` trigger sees. Timestamps are nanoseconds since the epoch (a JavaScript
- * number: precise to a fraction of a microsecond at today's dates, which is all a log needs).
- */
-export interface StoredLogRecord {
-  /** When the event happened (0 when the source did not say; `observed_timestamp_unix_nano` then stands in). */
-  timestamp_unix_nano: number;
-  /** When the record reached the engine. */
-  observed_timestamp_unix_nano: number;
-  /** OTLP severity number: 1–4 trace, 5–8 debug, 9–12 info, 13–16 warn, 17–20 error, 21–24 fatal (0: unspecified). */
-  severity_number: number;
-  /** The severity as the source wrote it (`INFO`, `WARN`, or a source's own word such as `WARNING`). */
-  severity_text: string;
-  body: string;
-  attributes: Record<string, unknown>;
-  /** Lower-case hex, or null (never the all-zero id: see normaliseId). */
-  trace_id: string | null;
-  span_id: string | null;
-  resource: Record<string, unknown>;
-  service_name: string;
-  instrumentation_scope_name?: string;
-  instrumentation_scope_version?: string;
-}
+/** One stored log record (its shape is public: `engine::logs::list` answers with it). */
+export type StoredLogRecord = LogRecordInfo;
 
 /** Every level name, lowest first. */
 export const LOG_LEVEL_NAMES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const satisfies readonly LogLevelName[];

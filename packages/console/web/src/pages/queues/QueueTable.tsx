@@ -43,7 +43,7 @@ export function QueueTable({ queues, selected, onSelect }: { queues: QueueStats[
           return (
             <tr key={q.name} className={`q-row${q.name === selected ? ' selected' : ''}`} data-testid="queue-row" data-queue={q.name}>
               <td className="q-name">
-                <button type="button" className="q-stretch code-id" aria-current={q.name === selected ? 'true' : undefined} onClick={() => onSelect(q.name)}>
+                <button type="button" className="row-button code-id" aria-current={q.name === selected ? 'true' : undefined} onClick={() => onSelect(q.name)}>
                   {q.name}
                 </button>
               </td>

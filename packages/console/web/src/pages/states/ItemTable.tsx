@@ -25,7 +25,7 @@ export function ItemTable({
         {sorted.map((e) => (
           <tr key={e.key} className={`st-row${e.key === selected ? ' selected' : ''}`} data-testid="state-row" data-key={e.key}>
             <td className="st-key">
-              <button type="button" className="st-stretch code-id" aria-current={e.key === selected ? 'true' : undefined} onClick={() => onSelect(e.key)}>
+              <button type="button" className="row-button code-id" aria-current={e.key === selected ? 'true' : undefined} onClick={() => onSelect(e.key)}>
                 {e.key}
               </button>
             </td>

@@ -20,7 +20,7 @@ export function ScopeList({
   return (
     <>
       <div className="st-pane-head">
-        <label htmlFor={id} className="st-sr-only">
+        <label htmlFor={id} className="sr-only">
           Filter scopes
         </label>
         <input id={id} type="search" className="input st-fill" placeholder="Filter scopes" value={filter} onChange={(e) => setFilter(e.target.value)} />

@@ -38,7 +38,7 @@ export function PairsEditor({
       {rows.length === 0 && <p className="muted small tr-none">None</p>}
       {rows.map((row, i) => (
         <div className="tr-pair" key={row.id}>
-          <label className="tr-sr-only" htmlFor={`${id}-${row.id}-k`}>
+          <label className="sr-only" htmlFor={`${id}-${row.id}-k`}>
             {`${noun} ${i + 1} name`}
           </label>
           <input
@@ -48,7 +48,7 @@ export function PairsEditor({
             value={row.key}
             onChange={(e) => update(row.id, { key: e.target.value })}
           />
-          <label className="tr-sr-only" htmlFor={`${id}-${row.id}-v`}>
+          <label className="sr-only" htmlFor={`${id}-${row.id}-v`}>
             {`${noun} ${i + 1} value`}
           </label>
           <input

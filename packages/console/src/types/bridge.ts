@@ -1,0 +1,2 @@
+/** The console server's connection to the engine bridge. */
+export type BridgeState = 'connected' | 'connecting' | 'disconnected';
