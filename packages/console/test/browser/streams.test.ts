@@ -131,17 +131,20 @@ describe.skipIf(browserMissing !== undefined)('the Streams page (Chromium)', () 
       const count = async (id: string) => Number(((await page.getByTestId(`${id}-value`).textContent()) ?? '').replace(/[^\d]/g, ''));
       await other.open(`/streams?stream=${encodeURIComponent(stream)}&group=room-1`);
       await expect.poll(() => page.getByTestId('inspector-status').textContent(), { timeout: 5000 }).toBe('Connected');
-      await expect.poll(() => count('inspector-inbound')).toBe(1);
-      expect(sockets).toHaveLength(1);
+      await expect.poll(() => count('inspector-inbound')).toBeGreaterThanOrEqual(1);
+      // The socket the inspector uses now (the page may have opened one before it settled).
+      const opened = sockets.length;
+      const outbound = await count('inspector-outbound');
+      const inbound = await count('inspector-inbound');
 
-      await sockets[0]?.close({ code: 4000, reason: 'dropped by the test' });
-      await expect.poll(() => sockets.length, { timeout: 5000 }).toBe(2);
+      await sockets[opened - 1]?.close({ code: 4000, reason: 'dropped by the test' });
+      await expect.poll(() => sockets.length, { timeout: 5000 }).toBeGreaterThan(opened);
       await expect.poll(() => page.getByTestId('inspector-status').textContent(), { timeout: 5000 }).toBe('Connected');
       // A second join, answered by a fresh sync.
-      await expect.poll(() => count('inspector-outbound')).toBe(2);
-      await expect.poll(() => count('inspector-inbound')).toBe(2);
+      await expect.poll(() => count('inspector-outbound')).toBe(outbound + 1);
+      await expect.poll(() => count('inspector-inbound')).toBe(inbound + 1);
       await worker.stream.set(stream, 'room-1', 'm3', { text: 'after the drop' });
-      await expect.poll(() => count('inspector-inbound'), { timeout: 5000 }).toBe(3);
+      await expect.poll(() => count('inspector-inbound'), { timeout: 5000 }).toBe(inbound + 2);
       expect(await page.getByTestId('stream-frame').first().textContent()).toContain('m3');
       expect(other.errors).toEqual([]);
     } finally {

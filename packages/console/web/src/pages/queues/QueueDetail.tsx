@@ -115,19 +115,19 @@ export function QueueDetail({ queue, tab, onTab, onClose }: { queue: QueueStats;
         <span className="muted small">broker {queue.broker_type}</span>
       </div>
       <Tabs.Root value={tab} onValueChange={(v) => onTab(v === 'dead' ? 'dead' : 'overview')} className="q-tabs">
-        <Tabs.List className="q-tab-list" aria-label="Queue views">
-          <Tabs.Trigger value="overview" className="q-tab">
+        <Tabs.List className="tab-list" aria-label="Queue views">
+          <Tabs.Trigger value="overview" className="tab">
             Overview
           </Tabs.Trigger>
-          <Tabs.Trigger value="dead" className="q-tab" data-testid="dead-letters-tab">
+          <Tabs.Trigger value="dead" className="tab" data-testid="dead-letters-tab">
             Dead letters
             {queue.dead > 0 && <span className="badge error">{queue.dead}</span>}
           </Tabs.Trigger>
         </Tabs.List>
-        <Tabs.Content value="overview" className="q-tab-panel">
+        <Tabs.Content value="overview" className="tab-panel">
           <Overview queue={queue} />
         </Tabs.Content>
-        <Tabs.Content value="dead" className="q-tab-panel">
+        <Tabs.Content value="dead" className="tab-panel">
           <DeadLetters queue={queue} />
         </Tabs.Content>
       </Tabs.Root>

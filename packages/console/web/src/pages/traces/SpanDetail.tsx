@@ -86,9 +86,9 @@ export function SpanDetail({
         </button>
       </div>
       <Tabs.Root value={tab} onValueChange={(v) => onTab(v as SpanTab)} className="trc-span-tabs">
-        <Tabs.List className="trc-tab-list" aria-label="Span details">
+        <Tabs.List className="tab-list trc-tab-list" aria-label="Span details">
           {SPAN_TABS.map((t) => (
-            <Tabs.Trigger key={t} value={t} className="trc-tab" data-testid={`span-tab-${t}`}>
+            <Tabs.Trigger key={t} value={t} className="tab" data-testid={`span-tab-${t}`}>
               {TAB_LABEL[t]}
               {counts[t] ? <span className={`trc-tab-count${t === 'errors' ? ' error' : ''}`}>{counts[t]}</span> : null}
             </Tabs.Trigger>

@@ -144,9 +144,9 @@ export function TraceView({
             onValueChange={(v) => update({ view: v === 'waterfall' ? undefined : (v as View) }, true)}
             activationMode="manual"
           >
-            <Tabs.List className="trc-tab-list" aria-label="Trace views">
+            <Tabs.List className="tab-list trc-tab-list" aria-label="Trace views">
               {TRACE_VIEWS.map((v) => (
-                <Tabs.Trigger key={v} value={v} className="trc-tab" data-testid={`view-${v}`}>
+                <Tabs.Trigger key={v} value={v} className="tab" data-testid={`view-${v}`}>
                   {VIEW_LABEL[v]}
                 </Tabs.Trigger>
               ))}
