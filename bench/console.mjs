@@ -468,7 +468,7 @@ async function main() {
       .slice(0, 6)
       .map((f) => [f.name, kib(f.raw), kib(f.gzip), kib(f.brotli), f.inIndex ? 'index.html' : isFetched(f) ? '/functions (lazy)' : 'other pages']),
   );
-  console.log('note: the console serves every file and the JSON API uncompressed (no content-encoding); the wire carries the raw column');
+  console.log('note: the console gzips scripts, styles and JSON answers above 8 KiB for clients that accept it (browsers do); fonts go as they are');
 
   console.log(`\nFunctions page, ${FUNCTIONS} functions: median of ${ROUNDS} rounds (alternating order), each in a fresh browser context`);
   console.log('cold = first page of the context (empty cache); warm = a second page in the same context (cached assets)');
