@@ -200,9 +200,11 @@ export class StreamInspector {
     };
   }
 
+  /** Sends on the open socket; a socket already closing (dropped as it opened) sends nothing: its close starts the reconnection, which joins again. */
   private send(message: unknown): void {
+    if (this.ws?.readyState !== WebSocket.OPEN) return;
     const text = JSON.stringify(message);
-    this.ws?.send(text);
+    this.ws.send(text);
     this.record('out', message, encoder.encode(text).byteLength);
   }
 

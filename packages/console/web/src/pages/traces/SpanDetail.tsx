@@ -188,24 +188,7 @@ export function SpanDetail({
                 value={tagFilter}
                 onChange={(e) => setTagFilter(e.target.value)}
               />
-              <table className="table trc-kv">
-                <thead>
-                  <tr>
-                    <th scope="col">Key</th>
-                    <th scope="col">Value</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {tagsShown.map(([k, v], i) => (
-                    // Keys may repeat; the position tells them apart.
-                    // biome-ignore lint/suspicious/noArrayIndexKey: attributes have no id of their own
-                    <tr key={`${k}#${i}`}>
-                      <td className="mono">{k}</td>
-                      <td className="mono trc-kv-value">{v}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <KeyValueTable rows={tagsShown} />
             </>
           )}
         </Tabs.Content>
@@ -264,26 +247,33 @@ export function SpanDetail({
               </p>
             </div>
           ) : (
-            <table className="table trc-kv">
-              <thead>
-                <tr>
-                  <th scope="col">Key</th>
-                  <th scope="col">Value</th>
-                </tr>
-              </thead>
-              <tbody>
-                {baggage.map(([k, v], i) => (
-                  // biome-ignore lint/suspicious/noArrayIndexKey: entries may repeat a key
-                  <tr key={`${k}#${i}`}>
-                    <td className="mono">{k}</td>
-                    <td className="mono trc-kv-value">{v}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <KeyValueTable rows={baggage} />
           )}
         </Tabs.Content>
       </Tabs.Root>
     </aside>
+  );
+}
+
+/** Key/value pairs (attributes, baggage) as a two-column table; keys may repeat. */
+function KeyValueTable({ rows }: { rows: [string, string][] }) {
+  return (
+    <table className="table trc-kv">
+      <thead>
+        <tr>
+          <th scope="col">Key</th>
+          <th scope="col">Value</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map(([k, v], i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: keys may repeat; the position tells them apart
+          <tr key={`${k}#${i}`}>
+            <td className="mono">{k}</td>
+            <td className="mono trc-kv-value">{v}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
