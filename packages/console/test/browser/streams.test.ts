@@ -146,7 +146,9 @@ describe.skipIf(browserMissing !== undefined)('the Streams page (Chromium)', () 
       await worker.stream.set(stream, 'room-1', 'm3', { text: 'after the drop' });
       await expect.poll(() => count('inspector-inbound'), { timeout: 5000 }).toBe(inbound + 2);
       expect(await page.getByTestId('stream-frame').first().textContent()).toContain('m3');
-      expect(other.errors).toEqual([]);
+      // Playwright's WebSocket routing shim (not the page) logs this when the server side still delivers a
+      // frame to the socket the test just closed; anything else the page logs is a defect.
+      expect(other.errors.filter((e) => !e.includes('WebSocket is already in CLOSING or CLOSED state'))).toEqual([]);
     } finally {
       await other.close();
     }
