@@ -128,6 +128,10 @@ export const ERROR_CODES = {
     'Not connected to {url}: {reason}',
     'SDK only: the worker has no connection to the engine (none came within the connect wait, or its queue of calls is full).',
   ),
+  result_not_serializable: spec(
+    '{function_id} returned a value with no JSON form: {reason}',
+    'SDK only: a handler returned a value that cannot be sent as JSON (the Python SDK names where it sits).',
+  ),
   channel_closed: spec(
     '{channel} is closed: {reason}',
     'SDK only: a write to a channel or streamed HTTP response whose other end has gone away, or that is already closed.',

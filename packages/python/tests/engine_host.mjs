@@ -46,6 +46,8 @@ for await (const line of lines) {
   if (command === 'restart') {
     await engine.stop();
     engine = await startEngine({ config: config(bridgePort, httpPort) });
+    // Answer once the Node worker has reconnected and registered again, so tests may call it at once.
+    while (!engine.listFunctions().some((f) => f.function_id === 'node::call')) await new Promise((r) => setTimeout(r, 10));
     process.stdout.write(`${JSON.stringify({ restarted: true })}\n`);
   } else if (command === 'stop') {
     break;

@@ -1,0 +1,128 @@
+"""HTTP routes served by Python functions: whole answers, streamed bodies, Server-Sent Events, uploads."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import flint
+from flint import ApiResponse, HttpRequest, HttpResponse
+
+from support import connect, request, unique
+
+
+async def route(worker: flint.Worker, function_id: str, handler, path: str, method: str = "GET") -> None:
+    worker.register_function(function_id, handler)
+    ref = worker.register_trigger("http", function_id, {"api_path": path, "http_method": method})
+    assert await ref.ready == flint.TriggerStatus(parked=False)
+
+
+async def test_a_plain_handler_answers_with_an_api_response(engine) -> None:
+    async with await connect(engine.bridge) as worker:
+        path = f"/py/{uuid.uuid4().hex[:8]}/users/:id"
+
+        async def get_user(req: dict) -> ApiResponse:
+            return ApiResponse(
+                status_code=202,
+                headers={"x-runtime": "python"},
+                body={"id": req["path_params"]["id"], "q": req["query_params"].get("q"), "method": req["method"]},
+            )
+
+        await route(worker, unique("py::user"), get_user, path)
+        status, headers, body = await asyncio.to_thread(request, "GET", engine.http + path.replace(":id", "42") + "?q=x")
+        assert status == 202
+        assert headers["x-runtime"] == "python"
+        assert json.loads(body) == {"id": "42", "q": "x", "method": "GET"}
+
+
+async def test_http_wrapper_streams_status_headers_and_chunks(engine) -> None:
+    async with await connect(engine.bridge) as worker:
+        path = f"/py/{uuid.uuid4().hex[:8]}/download"
+
+        @flint.http
+        async def download(req: HttpRequest, res: HttpResponse) -> None:
+            res.set_status(201)
+            res.set_headers({"content-type": "text/plain", "x-path": req.path})
+            for i in range(3):
+                await res.write(f"line {i}\n")
+            await res.write(b"x" * 100_000)  # more than one channel frame
+
+        await route(worker, unique("py::download"), download, path)
+        status, headers, body = await asyncio.to_thread(request, "GET", engine.http + path)
+        assert status == 201
+        assert headers["content-type"] == "text/plain"
+        assert headers["x-path"] == path
+        assert body == b"line 0\nline 1\nline 2\n" + b"x" * 100_000
+
+
+async def test_server_sent_events(engine) -> None:
+    async with await connect(engine.bridge) as worker:
+        path = f"/py/{uuid.uuid4().hex[:8]}/events"
+
+        @flint.http
+        async def events(req: HttpRequest, res: HttpResponse) -> None:
+            await res.sse({"n": 1}, event="tick", id=1)
+            await res.sse("two\nlines")
+            await res.close()
+
+        await route(worker, unique("py::events"), events, path)
+        status, headers, body = await asyncio.to_thread(request, "GET", engine.http + path)
+        assert status == 200
+        assert headers["content-type"] == "text/event-stream"
+        assert body.decode() == 'id: 1\nevent: tick\ndata: {"n":1}\n\ndata: two\ndata: lines\n\n'
+
+
+async def test_the_wrapper_may_return_a_whole_answer_and_read_the_json_body(engine) -> None:
+    async with await connect(engine.bridge) as worker:
+        path = f"/py/{uuid.uuid4().hex[:8]}/orders"
+
+        @flint.http
+        async def create(req: HttpRequest, res: HttpResponse) -> ApiResponse:
+            return ApiResponse(status_code=201, body={"created": req.body})
+
+        await route(worker, unique("py::create"), create, path, "POST")
+        status, _, body = await asyncio.to_thread(request, "POST", engine.http + path, {"sku": "A"})
+        assert status == 201
+        assert json.loads(body) == {"created": {"sku": "A"}}
+
+
+async def test_a_raw_request_body_is_read_from_its_channel(engine) -> None:
+    async with await connect(engine.bridge) as worker:
+        path = f"/py/{uuid.uuid4().hex[:8]}/upload"
+
+        @flint.http
+        async def upload(req: HttpRequest, res: HttpResponse) -> dict:
+            assert req.request_body is not None
+            data = await req.request_body.read_all()
+            return {"status_code": 200, "body": {"bytes": len(data), "head": data[:5].decode()}}
+
+        await route(worker, unique("py::upload"), upload, path, "POST")
+        payload = ("hello" + "." * 200_000).encode()
+
+        def send() -> tuple[int, dict[str, str], bytes]:
+            import urllib.request
+
+            req = urllib.request.Request(engine.http + path, data=payload, method="POST", headers={"content-type": "application/octet-stream"})
+            with urllib.request.urlopen(req, timeout=10) as res:
+                return res.status, dict(res.headers), res.read()
+
+        status, _, body = await asyncio.to_thread(send)
+        assert status == 200
+        assert json.loads(body) == {"bytes": len(payload), "head": "hello"}
+
+
+async def test_a_failing_route_handler_is_a_500_with_its_code(engine) -> None:
+    async with await connect(engine.bridge) as worker:
+        path = f"/py/{uuid.uuid4().hex[:8]}/fails"
+
+        @flint.http
+        async def fails(req: HttpRequest, res: HttpResponse) -> None:
+            raise flint.FlintError("out_of_stock", "nothing left")
+
+        await route(worker, unique("py::fails"), fails, path)
+        status, _, body = await asyncio.to_thread(request, "GET", engine.http + path)
+        answer = json.loads(body)
+        assert status == 500
+        assert answer["code"] == "out_of_stock"
+        assert answer["error"] == "nothing left"
