@@ -199,3 +199,25 @@ async def test_connect_fails_loudly_when_no_engine_listens() -> None:
         await flint.connect("ws://127.0.0.1:9", connect_timeout=0.5)
     assert caught.value.code == "not_connected"
     assert "connection refused" in caught.value.message
+
+
+async def test_callable_objects_and_partials_are_handlers_without_formats(engine) -> None:
+    import functools
+
+    class Multiplier:
+        def __init__(self, factor: int) -> None:
+            self.factor = factor
+
+        async def __call__(self, data: int) -> int:
+            return data * self.factor
+
+    def add(a: int, data: int) -> int:
+        return a + data
+
+    async with await connect(engine.bridge) as worker:
+        times, plus = unique("py::times"), unique("py::plus")
+        worker.register_function(times, Multiplier(3))
+        worker.register_function(plus, functools.partial(add, 10))
+        assert await worker.trigger(times, 5) == 15
+        assert await worker.trigger(plus, 5) == 15
+        assert (await provided(worker, plus))["request_format"] is None

@@ -176,6 +176,9 @@ class Worker:
                 task.cancel()
             await self._invocations.drain(1.0)
         self._calls.reject_all()
+        for entry in self._triggers.registered.values():
+            if not entry.ready.done():
+                entry.ready.cancel()  # no answer can come any more
         await self.connection.close()
         self._invocations.close()
         self._stopped.set()
@@ -474,6 +477,8 @@ def _describe_handler(function_id: str, handler: Callable[..., Any], message: di
     if not is_http:
         try:
             hints = type_hints(handler)
+        except TypeError:
+            hints = {}  # a callable object or a functools.partial: nothing to read types from
         except Exception as err:
             raise TypeError(
                 f"function {function_id}: cannot resolve the annotations of {getattr(handler, '__qualname__', handler)!r} ({err}); "
