@@ -221,3 +221,26 @@ async def test_callable_objects_and_partials_are_handlers_without_formats(engine
         assert await worker.trigger(times, 5) == 15
         assert await worker.trigger(plus, 5) == 15
         assert (await provided(worker, plus))["request_format"] is None
+
+
+async def test_nested_calls_carry_the_trace_also_from_sync_handlers(engine) -> None:
+    async with await connect(engine.bridge) as worker:
+        inner, outer_async, outer_sync = unique("py::inner"), unique("py::outer-async"), unique("py::outer-sync")
+
+        @worker.function(inner)
+        async def inner_fn(data: object) -> str | None:
+            ctx = flint.current_invocation()
+            return ctx.trace_id if ctx else None
+
+        @worker.function(outer_async)
+        async def outer_async_fn(data: object, ctx: flint.InvocationContext) -> list:
+            return [ctx.trace_id, await worker.trigger(inner, {})]
+
+        @worker.function(outer_sync)
+        def outer_sync_fn(data: object, ctx: flint.InvocationContext) -> list:
+            return [ctx.trace_id, worker.trigger_sync(inner, {})]
+
+        for fid in (outer_async, outer_sync):
+            outer_trace, inner_trace = await worker.trigger(fid, {})
+            assert outer_trace is not None
+            assert inner_trace == outer_trace, fid

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._connection import Connection, Frame
-from ._context import current_invocation
+from ._context import InvocationContext, current_invocation
 from ._convert import NotSerializable, dumps
 from .errors import FlintInvocationError
 
@@ -57,7 +57,9 @@ class Calls:
         p.queued = None
         return True
 
-    async def trigger(self, function_id: str, payload: Any, action: Any, timeout: float | None) -> Any:
+    async def trigger(
+        self, function_id: str, payload: Any, action: Any, timeout: float | None, context: InvocationContext | None = None
+    ) -> Any:
         if not isinstance(function_id, str) or not function_id:
             raise ValueError("function_id must be a non-empty string")
         checked = check_action(action)
@@ -73,7 +75,7 @@ class Calls:
         except NotSerializable as err:
             raise TypeError(f"cannot send the payload of {function_id}: {err}") from None
         head: dict[str, Any] = {"type": "invokefunction", "function_id": function_id}
-        ctx = current_invocation()
+        ctx = context or current_invocation()
         if ctx is not None and ctx.traceparent:
             head["traceparent"] = ctx.traceparent
         if ctx is not None and ctx.baggage:

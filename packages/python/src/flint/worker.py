@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from ._calls import Calls
+from ._context import current_invocation
 from ._connection import Connection, ConnectionOptions, Frame, ReconnectOptions
 from ._convert import NotSerializable, dumps
 from ._invocations import NO_TYPE, FunctionEntry, Invocations
@@ -341,7 +342,9 @@ class Worker:
         """``trigger`` for code running in another thread (a sync handler): blocks until the result."""
         if _running_loop() is self._loop:
             raise RuntimeError("trigger_sync() would block the worker's event loop: use `await worker.trigger(...)` here")
-        future = asyncio.run_coroutine_threadsafe(self.trigger(function_id, payload, action=action, timeout=timeout), self._loop)
+        # The invocation goes along explicitly (the trace context of nested calls), whatever context the loop runs the call in.
+        call = self._calls.trigger(function_id, payload, action, timeout, current_invocation())
+        future = asyncio.run_coroutine_threadsafe(call, self._loop)
         limit = (timeout if timeout is not None else self._calls.invocation_timeout) + self._calls.connect_timeout + 5
         try:
             return future.result(limit)
