@@ -18,7 +18,7 @@ class Caller:
     context: Any = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class InvocationContext:
     """What a handler gets besides its payload (its second parameter, or :func:`current_invocation`)."""
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-import json
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -53,7 +52,8 @@ class Invocations:
         self._max_threads = max_threads
         self._executor: ThreadPoolExecutor | None = None
 
-    def on_invoke(self, msg: dict[str, Any]) -> None:
+    def on_invoke(self, msg: dict[str, Any], refs: bool = True) -> None:
+        """Runs the invocation ``msg``; ``refs`` False says its payload holds no channel reference."""
         function_id = msg.get("function_id")
         invocation_id = msg.get("invocation_id") or None
         if not isinstance(function_id, str):
@@ -69,7 +69,7 @@ class Invocations:
             message = f"Function {function_id} is an HTTP function: the engine calls its URL, not this worker"
             self._reply(msg, None, {"code": "function_not_invokable", "message": message})
             return
-        task = asyncio.get_running_loop().create_task(self._run(entry, msg, function_id, invocation_id))
+        task = asyncio.get_running_loop().create_task(self._run(entry, msg, function_id, invocation_id, refs))
         self.running.add(task)
         task.add_done_callback(self.running.discard)
 
@@ -83,7 +83,7 @@ class Invocations:
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
 
-    async def _run(self, entry: FunctionEntry, msg: dict[str, Any], function_id: str, invocation_id: str | None) -> None:
+    async def _run(self, entry: FunctionEntry, msg: dict[str, Any], function_id: str, invocation_id: str | None, refs: bool) -> None:
         async with self._slots:
             caller = msg.get("caller")
             ctx = InvocationContext(
@@ -97,7 +97,9 @@ class Invocations:
             )
             _current.set(ctx)  # this task's own context: nothing outside it sees the value
             try:
-                data = revive_channels(msg.get("data"), self.connection.url)
+                data = msg.get("data")
+                if refs:
+                    data = revive_channels(data, self.connection.url)
                 arg = data if entry.input_type is NO_TYPE else decode(data, entry.input_type)
             except PayloadMismatch as err:
                 self._reply(msg, None, {"code": "invalid_payload", "message": f"{function_id}: invalid payload at {err}"})
@@ -138,16 +140,20 @@ class Invocations:
             if isinstance(msg.get(key), str):
                 head[key] = msg[key]
         if error is None:
+            head["result"] = result
             try:
-                body = dumps(result, "result")
-                key = "result"
-            except NotSerializable as err:
-                body = dumps({"code": "result_not_serializable", "message": f"{function_id} returned a value with no JSON form: {err}"})
-                key = "error"
+                text = dumps(head)
+            except NotSerializable:
+                try:
+                    dumps(result, "result")  # says where the part with no JSON form sits
+                    raise  # pragma: no cover - the head itself is plain JSON
+                except NotSerializable as err:
+                    del head["result"]
+                    head["error"] = {"code": "result_not_serializable", "message": f"{function_id} returned a value with no JSON form: {err}"}
+                    text = dumps(head)
         else:
-            body = dumps(error, "error")
-            key = "error"
-        text = json.dumps(head, separators=(",", ":"), ensure_ascii=False)[:-1] + f',"{key}":' + body + "}"
+            head["error"] = error
+            text = dumps(head)
         self.connection.send(Frame("invocationresult", text, None))
 
 

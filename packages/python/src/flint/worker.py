@@ -425,7 +425,12 @@ class Worker:
             self.log.warning("flint: dropped a frame that is not a JSON object")
             return
         try:
-            self._dispatch(msg)
+            if msg.get("type") == "invokefunction":
+                # A payload without an access key holds no channel reference: no need to walk it.
+                refs = "access_key" in data if isinstance(data, str) else b"access_key" in data
+                self._invocations.on_invoke(msg, refs)
+            else:
+                self._dispatch(msg)
         except Exception:
             self.log.exception("flint: failed to handle a %s frame", msg.get("type"))
 
