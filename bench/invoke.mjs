@@ -23,17 +23,27 @@
 //
 //   processes: this one (second caller) | engine-traced child | echo-worker-traced child
 //
+// Python: then, at BENCH_LEVELS, the same echo from the same caller through the same engine to an echo
+// worker written with the Python SDK (packages/python, bench/python/echo_worker.py), against a bare
+// Python `websockets` echo server (bench/python/bare_echo.py, same {id, data} frames as the bare ws
+// echo, driven by the same raw client), in alternating rounds: calls/s, p50, ratios and CPU per call.
+// Skipped, with the reason, when no Python ≥ 3.11 with `websockets` is found (support/python.mjs).
+//
+//   processes: this one (caller) | engine child | python echo worker   /   this one (raw ws client) | python echo server
+//
 // Env: BENCH_SECONDS (measurement per level and system, default 5), BENCH_ROUNDS (default 5),
 //      BENCH_WARMUP_MS (default 1000), BENCH_LEVELS (default "1,4,16,32,128"), BENCH_RELAY=0 (skip the relay),
 //      BENCH_CPU_PROF=<dir> (profile the child processes), BENCH_STRICT=1 (exit 1 when a target is missed),
 //      BENCH_VALIDATE=0 (skip the informational run of the same echo with payload validation on),
 //      BENCH_TRACING_LEVELS (default "1,16"), BENCH_TRACING=0 (skip the tracing-cost comparison),
-//      BENCH_WORKER_SPANS=1 (the echo workers record spans of their own).
+//      BENCH_WORKER_SPANS=1 (the echo workers record spans of their own),
+//      BENCH_PYTHON (0 skips the Python part; a path picks the interpreter; default: the first usable one).
 import { deepStrictEqual } from 'node:assert';
 import { fileURLToPath } from 'node:url';
 import { registerWorker } from '@flint/sdk';
 import { RawEchoClient, benchSeconds, closedLoop, fixed, printTable, round, summarize } from './support/measure.mjs';
 import { childExecArgv, request, startChild, stopChild } from './support/proc.mjs';
+import { findPython, printPython, startPython } from './support/python.mjs';
 import { OBSERVABILITY, expectTracing } from './support/tracing.mjs';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
@@ -58,6 +68,7 @@ const TRACED_MODULES = [...PLAIN_MODULES, OBSERVABILITY];
 const payload = { text: 'hello flint', n: 42, ok: true, tags: ['a', 'b'] };
 const FUNCTION_ID = 'bench::echo';
 const VALIDATED_ID = 'bench::echo-validated';
+const PYTHON_ID = 'bench::echo-python';
 
 const children = [];
 const start = async (file, opts) => {
@@ -89,6 +100,7 @@ async function flint(suffix, modules) {
 const callers = [];
 let raw;
 let relayClient;
+let pyRaw;
 try {
   // Flint: engine and echo worker each in their own process; the caller is this process.
   const { engine, echoWorker, caller } = await flint('', PLAIN_MODULES);
@@ -121,7 +133,7 @@ try {
   // CPU time (ms) of this process, the router process and the echo process, to charge per call.
   const cpuOf = async (system) => {
     const { user, system: sys } = process.cpuUsage();
-    const child = async (h) => (h ? (await request(h.child, { type: 'cpu' })).cpuMs : 0);
+    const child = async (h) => (h ? (h.cpuMs?.() ?? (await request(h.child, { type: 'cpu' })).cpuMs) : 0);
     return [(user + sys) / 1000, await child(system.router), await child(system.end)];
   };
 
@@ -198,6 +210,37 @@ try {
     // The traced engine did keep spans (and the other has no span store at all).
     spanStore = await expectTracing(traced.engine, true);
     await expectTracing(engine, false);
+  }
+
+  // Python: the same caller and engine → an echo worker on the Python SDK, against a bare Python
+  // `websockets` echo server driven by the same raw client as the bare ws echo. Never fails the bench.
+  const python = findPython();
+  if (!python.skipped) {
+    python.levels = [];
+    try {
+      const startPy = async (file, opts) => {
+        const handle = await startPython(python.executable, file, opts);
+        children.push(handle);
+        return handle;
+      };
+      const pyWorker = await startPy('echo_worker.py', { name: 'python-echo-worker', args: [engine.info.url] });
+      await waitForFunction(caller, PYTHON_ID);
+      deepStrictEqual(await caller.trigger({ function_id: PYTHON_ID, payload }), payload);
+      const pyEcho = await startPy('bare_echo.py', { name: 'python-bare-echo' });
+      pyRaw = new RawEchoClient(pyEcho.info.url);
+      await pyRaw.opened;
+      deepStrictEqual(await pyRaw.call(payload), payload);
+      const pySystems = [
+        { name: 'bare', call: () => pyRaw.call(payload), router: undefined, end: pyEcho },
+        { name: 'flint', call: () => caller.trigger({ function_id: PYTHON_ID, payload }), router: engine, end: pyWorker },
+      ];
+      for (const inFlight of levels) {
+        const { samples, cpuUs } = await measure('python', inFlight, pySystems);
+        python.levels.push({ inFlight, flint: summarize(samples.flint), bare: summarize(samples.bare), cpuUs });
+      }
+    } catch (err) {
+      python.failed = err instanceof Error ? err.message : String(err);
+    }
   }
 
   console.log(
@@ -316,6 +359,8 @@ try {
     );
   }
 
+  const pythonSummary = printPython(python);
+
   const at = (n) => results.find((r) => r.inFlight === n);
   const targets = [];
   if (at(128))
@@ -381,15 +426,17 @@ try {
         }
       : undefined,
     targets: targets.map((t) => ({ name: t.name, value: round(t.value, 3), limit: t.limit, met: t.met })),
+    python: pythonSummary,
   };
   console.log(`\n${JSON.stringify(summary)}`);
-  if (process.env.BENCH_STRICT === '1' && targets.some((t) => !t.met)) process.exitCode = 1;
+  if (process.env.BENCH_STRICT === '1' && (targets.some((t) => !t.met) || python.failed)) process.exitCode = 1;
 } catch (err) {
   console.error(`bench/invoke failed: ${err instanceof Error ? err.stack : err}`);
   process.exitCode = 1;
 } finally {
   raw?.close();
   relayClient?.close();
+  pyRaw?.close();
   await Promise.all(callers.map((c) => c.shutdown()));
   await Promise.all(children.reverse().map((c) => stopChild(c)));
 }

@@ -187,7 +187,7 @@ async def test_bad_arguments_are_refused_before_anything_is_sent(engine) -> None
             await worker.trigger("node::echo", {}, action={"type": "later"})
         with pytest.raises(ValueError, match="timeout must be a positive number"):
             await worker.trigger("node::echo", {}, timeout=0)
-        with pytest.raises(TypeError, match=r"payload\.when: a object has no JSON form|payload\.when"):
+        with pytest.raises(TypeError, match=r"payload\.when: a value of type object has no JSON form"):
             await worker.trigger("node::echo", {"when": object()})
         with pytest.raises(ValueError, match="already registered"):
             worker.register_function("py::dup", lambda d: d)

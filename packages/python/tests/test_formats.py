@@ -260,4 +260,20 @@ async def test_unresolvable_annotations_are_refused_at_registration(engine) -> N
 
         with pytest.raises(TypeError, match="cannot resolve the annotations"):
             worker.register_function(unique("py::unresolved"), handler)
+        # With both formats given, the annotations are not needed: the payload arrives as it is.
+        fid = unique("py::explicit-both")
+        worker.register_function(fid, lambda data: data, request_format={"type": "object"}, response_format=None)
+
+        def typed(data: "NotDefinedAnywhere") -> "AlsoNotDefined":  # noqa: F821
+            return data
+
+        other = unique("py::explicit-typed")
+        worker.register_function(other, typed, request_format={"type": "object"}, response_format=None)
+        assert await worker.trigger(other, {"a": 1}) == {"a": 1}
         _ = flint
+
+
+def test_api_response_results_have_a_schema_of_what_is_sent() -> None:
+    schema = json_schema(flint.ApiResponse, "serialization")
+    assert schema["required"] == ["status_code"]
+    assert dumps(flint.ApiResponse(body={"a": 1})) == '{"status_code":200,"body":{"a":1}}'

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import uuid
 
@@ -10,6 +11,11 @@ import flint
 from flint import ApiResponse, HttpRequest, HttpResponse
 
 from support import connect, request, unique
+
+
+@dataclasses.dataclass
+class Tick:
+    n: int
 
 
 async def route(worker: flint.Worker, function_id: str, handler, path: str, method: str = "GET") -> None:
@@ -62,7 +68,7 @@ async def test_server_sent_events(engine) -> None:
 
         @flint.http
         async def events(req: HttpRequest, res: HttpResponse) -> None:
-            await res.sse({"n": 1}, event="tick", id=1)
+            await res.sse(Tick(1), event="tick", id=1)
             await res.sse("two\nlines")
             await res.close()
 

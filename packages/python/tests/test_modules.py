@@ -162,3 +162,28 @@ async def test_calls_after_shutdown_fail_with_worker_shutting_down(engine) -> No
     with pytest.raises(FlintInvocationError) as caught:
         await worker.trigger("node::echo", {})
     assert caught.value.code == "worker_shutting_down"
+
+
+async def test_records_logged_by_a_log_triggers_handler_do_not_fire_it_again(engine) -> None:
+    async with await connect(engine.bridge) as worker:
+        handler = flint.LogHandler(worker)
+        log = logging.getLogger(f"py-test-{uuid.uuid4().hex[:6]}")
+        log.addHandler(handler)
+        marker = uuid.uuid4().hex
+        fid = unique("py::on-warning")
+        fired: list[dict] = []
+
+        @worker.function(fid)
+        async def on_warning(record: dict) -> None:
+            if marker in str(record.get("message")):
+                fired.append(record)
+                log.warning("handled %s", marker)  # a warning of its own: must not fire the trigger again
+
+        ref = worker.register_trigger("log", fid, {"min_level": "warn"})
+        await ref.ready
+        log.warning("disk almost full %s", marker)
+        await wait_for(lambda: fired, what="the log trigger")
+        await asyncio.sleep(0.5)
+        assert len(fired) == 1
+        ref.unregister()
+        log.removeHandler(handler)

@@ -363,7 +363,7 @@ def _default(obj: Any) -> Any:
         return obj.model_dump(mode="json")
     if version == 1:
         return json.loads(obj.json())
-    raise TypeError(f"a {type(obj).__name__} has no JSON form")
+    raise TypeError(f"a value of type {type(obj).__name__} has no JSON form")
 
 
 def _locate(value: Any, path: str, err: BaseException, depth: int = 0) -> tuple[str, str]:

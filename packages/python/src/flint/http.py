@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._context import InvocationContext
+from ._convert import dumps
 from .channels import ChannelReader, ChannelWriter
 from .errors import FlintError
 
@@ -63,6 +64,19 @@ class ApiResponse:
     headers: dict[str, str] | None = None
     body: Any = None
 
+    @classmethod
+    def __flint_schema__(cls) -> dict[str, Any]:
+        return {
+            "title": "ApiResponse",
+            "type": "object",
+            "properties": {
+                "status_code": {"type": "integer", "minimum": 100, "maximum": 599},
+                "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+                "body": {},
+            },
+            "required": ["status_code"],
+        }
+
     def __flint_json__(self) -> dict[str, Any]:
         out: dict[str, Any] = {"status_code": self.status_code}
         if self.headers:
@@ -75,7 +89,8 @@ class ApiResponse:
 
 
 def format_sse(data: Any, *, event: str | None = None, id: str | int | None = None, retry: int | None = None) -> str:
-    """One Server-Sent Events frame: text is sent as it is (a ``data:`` line per line), anything else as JSON."""
+    """One Server-Sent Events frame: text is sent as it is (a ``data:`` line per line), anything else as
+    JSON (dataclasses, enums, dates and the other types a result may hold included)."""
     out = ""
     if id is not None:
         out += "id: " + _one_line(str(id)) + "\n"
@@ -83,7 +98,7 @@ def format_sse(data: Any, *, event: str | None = None, id: str | int | None = No
         out += "event: " + _one_line(event) + "\n"
     if retry is not None:
         out += f"retry: {int(retry)}\n"
-    text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    text = data if isinstance(data, str) else dumps(data, "data")
     for line in re.split(r"\r\n|\r|\n", text):
         out += f"data: {line}\n"
     return out + "\n"

@@ -10,7 +10,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ._context import current_invocation
+from ._context import InvocationContext, current_invocation
 
 if TYPE_CHECKING:
     from .worker import Worker
@@ -65,15 +65,17 @@ class LogHandler(logging.Handler):
             level = _level(record.levelno)
             if self._loop.is_closed():
                 return
+            # The record goes out in the invocation's trace context: its baggage tells the engine when the
+            # invocation is a log trigger's, so that records it logs do not fire that trigger again.
             if _on_loop(self._loop):
-                self._send(level, payload)
+                self._send(level, payload, ctx)
             else:
-                self._loop.call_soon_threadsafe(self._send, level, payload)
+                self._loop.call_soon_threadsafe(self._send, level, payload, ctx)
         except Exception:
             self.handleError(record)
 
-    def _send(self, level: str, payload: dict[str, Any]) -> None:
-        self.worker._fire(f"engine::log::{level}", payload)
+    def _send(self, level: str, payload: dict[str, Any], ctx: InvocationContext | None) -> None:
+        self.worker._fire(f"engine::log::{level}", payload, ctx)
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from ._calls import Calls
-from ._context import current_invocation
+from ._context import InvocationContext, current_invocation
 from ._connection import Connection, ConnectionOptions, Frame, ReconnectOptions
 from ._convert import NotSerializable, dumps
 from ._invocations import NO_TYPE, FunctionEntry, Invocations
@@ -362,14 +362,19 @@ class Worker:
             reader_ref=refs["reader"],
         )
 
-    def _fire(self, function_id: str, payload: dict[str, Any]) -> None:
-        """A void call from synchronous code (the log handler); never raises."""
+    def _fire(self, function_id: str, payload: dict[str, Any], ctx: InvocationContext | None = None) -> None:
+        """A void call from synchronous code (the log handler), in ``ctx``'s trace context; never raises."""
         try:
             text = dumps(payload)
         except NotSerializable:
             payload = json.loads(json.dumps(payload, default=repr))
             text = dumps(payload)
-        head = json.dumps({"type": "invokefunction", "function_id": function_id, "action": {"type": "void"}})
+        frame: dict[str, Any] = {"type": "invokefunction", "function_id": function_id, "action": {"type": "void"}}
+        if ctx is not None and ctx.traceparent:
+            frame["traceparent"] = ctx.traceparent
+        if ctx is not None and ctx.baggage:
+            frame["baggage"] = ctx.baggage
+        head = json.dumps(frame)
         self.connection.send(Frame("invokefunction", head[:-1] + ',"data":' + text + "}"))
 
     # ------------------------------------------------------------------------------ ConnectionHost
@@ -488,10 +493,14 @@ def _describe_handler(function_id: str, handler: Callable[..., Any], message: di
         except TypeError:
             hints = {}  # a callable object or a functools.partial: nothing to read types from
         except Exception as err:
-            raise TypeError(
-                f"function {function_id}: cannot resolve the annotations of {getattr(handler, '__qualname__', handler)!r} ({err}); "
-                "import the types they name at module level, or pass request_format/response_format explicitly"
-            ) from err
+            if request_format is not AUTO and response_format is not AUTO:
+                hints = {}  # both formats given: the payload is passed as it arrives
+            else:
+                raise TypeError(
+                    f"function {function_id}: cannot resolve the annotations of {getattr(handler, '__qualname__', handler)!r} ({err}); "
+                    "define or import the types they name at module level, or pass both request_format and response_format "
+                    "(the payload then arrives as plain JSON)"
+                ) from err
         if params and params[0].name in hints:
             input_type = hints[params[0].name]
     for key, explicit, source in (("request_format", request_format, input_type), ("response_format", response_format, hints.get("return", NO_TYPE))):
