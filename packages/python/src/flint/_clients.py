@@ -36,8 +36,26 @@ class HandlerWithTrigger:
 
 
 def handler_with_trigger(
-    host: ClientHost, function_id: str, handler: Callable[..., Any], description: str, trigger_type: str, config: dict[str, Any]
-) -> HandlerWithTrigger:
-    ref = host.register_function(function_id, handler, description=description)
-    trigger = host.register_trigger(trigger_type, function_id, config)
-    return HandlerWithTrigger(function_id, trigger, ref.unregister)
+    host: ClientHost,
+    function_id: str,
+    handler: Callable[..., Any] | None,
+    description: str,
+    trigger_type: str,
+    config: dict[str, Any],
+) -> Any:
+    """Registers ``handler`` as a function with a trigger that calls it: the pair's handle, or, without a
+    handler, a decorator that registers the decorated function and returns it unchanged."""
+
+    def register(fn: Callable[..., Any]) -> HandlerWithTrigger:
+        ref = host.register_function(function_id, fn, description=description)
+        trigger = host.register_trigger(trigger_type, function_id, config)
+        return HandlerWithTrigger(function_id, trigger, ref.unregister)
+
+    if handler is not None:
+        return register(handler)
+
+    def decorate(fn: Any) -> Any:
+        register(fn)
+        return fn
+
+    return decorate

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from ._clients import ClientHost, HandlerWithTrigger, handler_with_trigger
+from ._clients import ClientHost, handler_with_trigger
 
 __all__ = ["QueueClient"]
 
@@ -43,18 +43,7 @@ class QueueClient:
         if queue_config is not None:
             config["queue_config"] = queue_config
         fid = function_id or f"on-message::{uuid.uuid4()}"
-
-        def register(fn: Callable[[Any], Any]) -> HandlerWithTrigger:
-            return handler_with_trigger(self._host, fid, fn, f"Handles messages of topic {topic}", "durable:subscriber", config)
-
-        if handler is None:
-
-            def decorate(fn: Any) -> Any:
-                register(fn)
-                return fn
-
-            return decorate
-        return register(handler)
+        return handler_with_trigger(self._host, fid, handler, f"Handles messages of topic {topic}", "durable:subscriber", config)
 
     async def stats(self, topic: str) -> dict[str, Any]:
         """Depth, in flight, delayed, dead, unrouted, consumers and rates of a topic or named queue."""

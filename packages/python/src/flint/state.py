@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Literal, TypedDict
 
-from ._clients import ClientHost, HandlerWithTrigger, handler_with_trigger
+from ._clients import ClientHost, handler_with_trigger
 
 __all__ = ["StateClient", "StateEvent"]
 
@@ -70,18 +70,4 @@ class StateClient:
         if condition_function_id is not None:
             config["condition_function_id"] = condition_function_id
         fid = function_id or f"on-state-change::{uuid.uuid4()}"
-
-        def register(fn: Callable[[StateEvent], Any]) -> HandlerWithTrigger:
-            return handler_with_trigger(self._host, fid, fn, f"Handles changes of state scope {scope}", "state", config)
-
-        if handler is None:
-            return _decorator(register)
-        return register(handler)
-
-
-def _decorator(register: Callable[[Any], HandlerWithTrigger]) -> Callable[[Any], Any]:
-    def decorate(fn: Any) -> Any:
-        register(fn)
-        return fn
-
-    return decorate
+        return handler_with_trigger(self._host, fid, handler, f"Handles changes of state scope {scope}", "state", config)
