@@ -73,6 +73,20 @@ module.exports = {
       to: { path: `${ENGINE}(modules|adapters)/` },
     },
     {
+      name: 'engine-core-not-to-cluster',
+      comment: 'core/ sees the cluster only through RemoteView (core/api/registry.ts) and remote providers; engine.ts wires cluster/ in.',
+      severity: 'error',
+      from: { path: `${ENGINE}core/` },
+      to: { path: `${ENGINE}cluster/` },
+    },
+    {
+      name: 'engine-cluster-not-to-modules-adapters-config',
+      comment: 'cluster/ works on the core (registry, invoker, events) and never on a module, an adapter or the config loader.',
+      severity: 'error',
+      from: { path: `${ENGINE}cluster/` },
+      to: { path: `${ENGINE}(modules/|adapters/|config/|engine\\.ts$|index\\.ts$)` },
+    },
+    {
       name: 'engine-core-not-to-config-or-root',
       comment: 'core/ gets its settings as plain values from the composition root; it never imports config/ or engine.ts.',
       severity: 'error',

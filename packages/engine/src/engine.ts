@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import type { FunctionInfo } from '@flint/protocol';
 import { ADAPTERS } from './adapters/index.js';
+import { Cluster } from './cluster/cluster.js';
+import { NatsTransport } from './cluster/nats.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { BridgeListenerConfig, EngineConfig } from './config/schema.js';
 import { AdapterTable } from './core/adapter-table.js';
@@ -214,6 +217,36 @@ export function createEngine(options: EngineOptions = {}): Engine {
 
   let bridgeUrl = '';
   let startedAt = 0;
+  let cluster: Cluster | undefined;
+  /** Joins the cluster (config `cluster`): an unreachable transport fails start-up. */
+  const joinCluster = async (): Promise<void> => {
+    const settings = config.cluster;
+    if (!settings) return;
+    const nodeId = settings.node_id ?? `${hostname().replace(/[^A-Za-z0-9_-]/g, '-')}-${process.pid}`;
+    let transport: NatsTransport;
+    try {
+      transport = await NatsTransport.open(settings.url, `flint-${nodeId}`, settings.connect_timeout_ms);
+    } catch (err) {
+      throw new ConfigError([{ path: 'cluster.url', message: (err as Error).message }], config.configFile);
+    }
+    cluster = new Cluster(
+      transport,
+      { name: settings.name, nodeId, heartbeatMs: settings.heartbeat_ms, expireMs: settings.expire_ms, version: ENGINE_VERSION },
+      { functions, workers, triggers, invoker, events, logger },
+      () => bridgeUrl,
+    );
+    core.remote = cluster;
+    const members = cluster;
+    functions.registerInternalFunction(
+      'flint-engine',
+      {
+        id: 'engine::cluster::members',
+        description: 'The engines of the cluster: this one first, then the others it knows',
+        request_format: { type: 'object' },
+      },
+      () => ({ cluster: settings.name, node_id: nodeId, members: members.members() }),
+    );
+  };
   const about = () => ({
     version: ENGINE_VERSION,
     started_at: startedAt,
@@ -225,6 +258,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
 
   const shutdown = async (): Promise<ShutdownReport> => {
     state = 'stopping';
+    // The other engines stop routing calls here first; calls they already forwarded are still answered.
+    cluster?.leave();
     const deadline = Date.now() + config.shutdown_timeout_ms;
     for (const b of bridges) b.server.stopAccepting();
     runner.stopAccepting();
@@ -232,6 +267,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     invoker.shutdown();
     await Promise.all(bridges.map((b) => b.server.closeConnections()));
     holdups.push(...(await runner.stop(Math.max(deadline, Date.now() + STOP_GRACE_MS))));
+    await cluster?.close();
     channels.stop();
     state = 'stopped';
     return { holdups };
@@ -250,6 +286,13 @@ export function createEngine(options: EngineOptions = {}): Engine {
       state = 'started';
       startedAt = Date.now();
       try {
+        await joinCluster();
+      } catch (err) {
+        state = 'stopped';
+        channels.stop();
+        throw err;
+      }
+      try {
         for (const b of bridges) {
           const address = await b.server.listen();
           b.url = urlOf(b.listener.tls ? 'wss' : 'ws', address.host, address.port);
@@ -257,6 +300,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         }
       } catch (err) {
         for (const b of bridges) b.server.stopAccepting();
+        await cluster?.close();
         throw err;
       }
       bridgeUrl = bridges[0]?.url ?? '';
@@ -266,6 +310,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         await engine.stop();
         throw err;
       }
+      cluster?.start();
       triggers.warnAboutParked();
       warnIfCapsExceedFileLimit(
         [

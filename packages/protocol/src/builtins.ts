@@ -29,8 +29,11 @@ export function isInternal(functionId: string, metadata?: Record<string, unknown
   return functionId.startsWith(INTERNAL_PREFIX) || metadata?.internal === true;
 }
 
-/** Who serves a function: a connected worker (`worker_name` null until it announced itself) or a module. */
-export type FunctionProviderInfo = { worker_id: string; worker_name: string | null } | { module: string };
+/**
+ * Who serves a function: a connected worker (`worker_name` null until it announced itself) or a module.
+ * In a cluster, `engine` names the engine (its `cluster.node_id`) the worker is connected to.
+ */
+export type FunctionProviderInfo = { worker_id: string; worker_name: string | null; engine?: string } | { module: string };
 
 export interface FunctionInfo {
   function_id: string;
@@ -50,6 +53,8 @@ export interface TriggerInfo {
   metadata?: Record<string, unknown>;
   status: 'active' | 'parked' | 'error';
   error?: string;
+  /** In a cluster: the engine (its `cluster.node_id`) the trigger was registered on. */
+  engine?: string;
 }
 
 export interface TriggerTypeInfo {
@@ -75,4 +80,6 @@ export interface WorkerInfo {
   latest_metrics: null | Record<string, unknown>;
   pid?: number;
   isolation?: string | null;
+  /** In a cluster: the engine (its `cluster.node_id`) the worker is connected to. */
+  engine?: string;
 }

@@ -87,6 +87,29 @@ export const engineConfigSchema = z.strictObject({
     })
     .default({ level: 'info', format: 'pretty' }),
   modules: z.array(moduleEntrySchema).default([]),
+  /** Several engines as one (off unless set): see docs/cluster.md. */
+  cluster: z
+    .strictObject({
+      /** The messaging system the engines meet on. */
+      transport: z.enum(['nats']),
+      url: z.string().min(1).default('nats://127.0.0.1:4222'),
+      /** Engines with the same name form one cluster (a NATS subject token). */
+      name: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, "_" and "-" only')
+        .default('flint'),
+      /** This engine's id in the cluster; default `<hostname>-<pid>`. */
+      node_id: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, "_" and "-" only')
+        .optional(),
+      heartbeat_ms: positiveInt(1000),
+      /** An engine whose heartbeats stopped this long ago is dropped, with what it provided. */
+      expire_ms: positiveInt(5000),
+      /** How long start-up waits for the transport before it fails. */
+      connect_timeout_ms: positiveInt(5000),
+    })
+    .optional(),
 });
 
 export type EngineConfigInput = z.input<typeof engineConfigSchema>;

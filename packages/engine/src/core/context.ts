@@ -5,6 +5,7 @@ import { errorMessage } from '../lib/errors.js';
 import type { AdapterTable } from './adapter-table.js';
 import type { AdapterInstance } from './api/adapters.js';
 import type { BoundListener } from './api/listen.js';
+import type { RemoteView } from './api/registry.js';
 import type { ModuleTrigger, TriggerTypeProvider } from './api/triggers.js';
 import type { ChannelManager } from './channels.js';
 import { limitConnections } from './connection-cap.js';
@@ -44,6 +45,8 @@ export interface EngineCore {
   /** Config keys whose value came from `${VAR}` (`bridge.port` → `${FLINT_BRIDGE_PORT}`), for error messages. */
   fromEnv: Readonly<Record<string, string>>;
   logger: Logger;
+  /** The other engines of the cluster, when `cluster` is configured: the listings show theirs too. */
+  remote?: RemoteView;
 }
 
 /**
@@ -96,10 +99,10 @@ export class ModuleScope {
       registry: {
         hasFunction: (id) => functions.has(id),
         functions: (includeInternal) => functions.list(includeInternal),
-        triggers: (includeInternal) => triggers.list(includeInternal),
+        triggers: (includeInternal) => withRemote(triggers.list(includeInternal), core.remote, (r) => r.triggers()),
         triggerTypes: (includeInternal) => triggers.listTypes(includeInternal),
-        workers: (includeAnonymous) => core.workers.list(includeAnonymous),
-        worker: (id) => core.workers.info(id),
+        workers: (includeAnonymous) => withRemote(core.workers.list(includeAnonymous), core.remote, (r) => r.workers()),
+        worker: (id) => core.workers.info(id) ?? core.remote?.workers().find((w) => w.id === id),
         describeWorker: (id, metadata) => core.workers.describe(id, metadata),
         subscribe: (listener) => own(core.events.subscribe(listener)),
       },
@@ -192,4 +195,10 @@ export class ModuleScope {
     ready.catch(() => {}); // a module that does not await `ready` still sees the rejection logged by the registry
     return { id, ready, unregister };
   }
+}
+
+/** A local listing, its entries tagged with this engine's node id, followed by the other engines' (in a cluster). */
+function withRemote<T extends { engine?: string }>(local: T[], remote: RemoteView | undefined, others: (r: RemoteView) => T[]): T[] {
+  if (!remote) return local;
+  return [...local.map((item) => ({ ...item, engine: remote.nodeId })), ...others(remote)];
 }

@@ -9,7 +9,15 @@ export type FunctionProvider =
   | { kind: 'worker'; conn: WorkerConnection; inFlight: number }
   | { kind: 'internal'; owner: string; handler: InternalHandler; inFlight: number; replaceable: boolean }
   /** A worker's function run by the engine (an HTTP endpoint): it goes with the worker's connection. */
-  | { kind: 'delegated'; conn: WorkerConnection; handler: InternalHandler; inFlight: number };
+  | { kind: 'delegated'; conn: WorkerConnection; handler: InternalHandler; inFlight: number }
+  /** Workers connected to another engine of the cluster provide it; `handler` forwards the call there. */
+  | { kind: 'remote'; node: string; workers: RemoteWorkerRef[]; handler: InternalHandler; inFlight: number };
+
+/** A worker of another engine that provides a function (for listings). */
+export interface RemoteWorkerRef {
+  worker_id: string;
+  worker_name: string | null;
+}
 
 export interface FunctionEntry extends FunctionDefinition {
   providers: FunctionProvider[];
@@ -55,7 +63,56 @@ export class FunctionRegistry {
 
   unregisterWorkerFunction(conn: WorkerConnection, id: string): void {
     conn.functions.delete(id);
-    this.removeProvider(id, (p) => p.kind !== 'internal' && p.conn === conn);
+    this.removeProvider(id, (p) => (p.kind === 'worker' || p.kind === 'delegated') && p.conn === conn);
+  }
+
+  /**
+   * Sets what engine `node` of the cluster provides: its functions (with their discovery metadata and
+   * the workers providing each), replacing what it provided before; `handler` forwards a call there.
+   * A function only another engine provides is listed and called like a local one; where this engine
+   * has a provider of its own, that one is used first.
+   */
+  setRemoteFunctions(node: string, defs: (FunctionDefinition & { workers: RemoteWorkerRef[] })[], handler: InternalHandler): void {
+    const keep = new Set(defs.map((d) => d.id));
+    for (const entry of [...this.functions.values()]) {
+      if (!keep.has(entry.id)) this.removeProvider(entry.id, (p) => p.kind === 'remote' && p.node === node);
+    }
+    for (const def of defs) {
+      const existing = this.functions.get(def.id);
+      // A module's function is this engine's own: another engine's worker never provides it here.
+      if (existing?.providers.some((p) => p.kind === 'internal')) continue;
+      // Another engine's copy of the discovery metadata never overwrites this engine's own.
+      const entry = existing?.providers.some((p) => p.kind !== 'remote') ? existing : this.upsert(def);
+      const own = entry.providers.find((p) => p.kind === 'remote' && p.node === node);
+      if (own?.kind === 'remote') {
+        own.workers = def.workers;
+        own.handler = handler;
+      } else entry.providers.push({ kind: 'remote', node, workers: def.workers, handler, inFlight: 0 });
+    }
+  }
+
+  /** Forgets everything engine `node` of the cluster provided (it left, or its heartbeats stopped). */
+  dropRemote(node: string): void {
+    for (const entry of [...this.functions.values()]) this.removeProvider(entry.id, (p) => p.kind === 'remote' && p.node === node);
+  }
+
+  /** The functions this engine's own workers provide (what it tells the other engines of a cluster). */
+  localWorkerFunctions(): (FunctionDefinition & { workers: RemoteWorkerRef[] })[] {
+    const out: (FunctionDefinition & { workers: RemoteWorkerRef[] })[] = [];
+    for (const entry of this.functions.values()) {
+      const workers: RemoteWorkerRef[] = [];
+      for (const p of entry.providers) {
+        if (p.kind === 'internal') {
+          workers.length = 0;
+          break;
+        }
+        if (p.kind === 'worker' || p.kind === 'delegated') workers.push({ worker_id: p.conn.id, worker_name: p.conn.metadata?.name ?? null });
+      }
+      if (workers.length === 0) continue;
+      const { id, description, request_format, response_format, metadata } = entry;
+      out.push({ id, description, request_format, response_format, metadata, workers });
+    }
+    return out;
   }
 
   /** The module that runs workers' delegated functions (`registerfunction` with `invocation`), if one does. */
@@ -78,7 +135,7 @@ export class FunctionRegistry {
   registerDelegatedFunction(conn: WorkerConnection, def: FunctionDefinition, handler: InternalHandler): void {
     const entry = this.upsert(def);
     entry.check = this.validation?.compile(def);
-    const own = entry.providers.findIndex((p) => p.kind !== 'internal' && p.conn === conn);
+    const own = entry.providers.findIndex((p) => (p.kind === 'worker' || p.kind === 'delegated') && p.conn === conn);
     if (own >= 0) entry.providers.splice(own, 1);
     entry.providers.push({ kind: 'delegated', conn, handler, inFlight: 0 });
     conn.functions.add(def.id);
@@ -111,17 +168,30 @@ export class FunctionRegistry {
     return () => this.removeProvider(def.id, (p) => p === provider);
   }
 
-  /** Picks the provider with the fewest calls in flight (rotating among ties). */
-  pickProvider(entry: FunctionEntry): FunctionProvider | undefined {
+  /**
+   * Picks the provider with the fewest calls in flight (rotating among ties). This engine's own
+   * providers come first: another engine's (`remote`) is picked only when there is none here, and
+   * never with `localOnly` (a call another engine forwarded here).
+   */
+  pickProvider(entry: FunctionEntry, localOnly = false): FunctionProvider | undefined {
     const providers = entry.providers;
     const n = providers.length;
-    if (n === 1) return providers[0];
+    if (n === 1) {
+      const only = providers[0] as FunctionProvider;
+      return only.kind === 'remote' && localOnly ? undefined : only;
+    }
     if (n === 0) return undefined;
     const start = entry.next++ % n;
-    let best = providers[start] as FunctionProvider;
-    for (let i = 1; i < n; i++) {
+    let best: FunctionProvider | undefined;
+    let bestRemote = true;
+    for (let i = 0; i < n; i++) {
       const p = providers[(start + i) % n] as FunctionProvider;
-      if (p.inFlight < best.inFlight) best = p;
+      const remote = p.kind === 'remote';
+      if (remote && localOnly) continue;
+      if (best === undefined || (bestRemote && !remote) || (remote === bestRemote && p.inFlight < best.inFlight)) {
+        best = p;
+        bestRemote = remote;
+      }
     }
     return best;
   }
@@ -136,7 +206,7 @@ export class FunctionRegistry {
         request_format: entry.request_format ?? null,
         response_format: entry.response_format ?? null,
         metadata: entry.metadata ?? null,
-        providers: entry.providers.map(providerInfo),
+        providers: entry.providers.flatMap(providerInfo),
       });
     }
     return out;
@@ -145,6 +215,10 @@ export class FunctionRegistry {
   private displaceWorkers(id: string, module: string): void {
     for (const p of [...(this.functions.get(id)?.providers ?? [])]) {
       if (p.kind === 'internal') continue;
+      if (p.kind === 'remote') {
+        this.removeProvider(id, (q) => q === p);
+        continue;
+      }
       this.unregisterWorkerFunction(p.conn, id);
       this.logger?.warn({ worker_id: p.conn.id, function_id: id, module }, `module ${module} took function ${id} over from worker ${p.conn.id}`);
       const message = formatError('function_id_reserved', { function_id: id, owner: `provided by module ${module}` });
@@ -190,6 +264,8 @@ export class FunctionRegistry {
   }
 }
 
-function providerInfo(p: FunctionProvider): FunctionProviderInfo {
-  return p.kind === 'internal' ? { module: p.owner } : { worker_id: p.conn.id, worker_name: p.conn.metadata?.name ?? null };
+function providerInfo(p: FunctionProvider): FunctionProviderInfo[] {
+  if (p.kind === 'internal') return [{ module: p.owner }];
+  if (p.kind === 'remote') return p.workers.map((w) => ({ ...w, engine: p.node }));
+  return [{ worker_id: p.conn.id, worker_name: p.conn.metadata?.name ?? null }];
 }

@@ -31,6 +31,8 @@ export interface RouteOptions extends InvokeOptions {
    * void calls are counted (`droppedVoidCalls`) and logged at warn, rate-limited.
    */
   void?: boolean;
+  /** Only this engine's own providers may run the call (it came from another engine of the cluster). */
+  localOnly?: boolean;
 }
 
 export interface InvokerOptions {
@@ -121,7 +123,7 @@ export class Invoker {
       }
     }
     const entry = this.registry.functions.get(functionId);
-    const provider = entry && this.registry.pickProvider(entry);
+    const provider = entry && this.registry.pickProvider(entry, opts.localOnly);
     if (!provider) {
       return this.refuse(functionId, opts, { code: 'function_not_found', message: formatError('function_not_found', { function_id: functionId }) }, done);
     }
@@ -256,7 +258,7 @@ export class Invoker {
   }
 
   private runInternal(
-    provider: FunctionProvider & { kind: 'internal' | 'delegated' },
+    provider: FunctionProvider & { kind: 'internal' | 'delegated' | 'remote' },
     functionId: string,
     data: unknown,
     opts: RouteOptions,
@@ -273,15 +275,17 @@ export class Invoker {
       done(error, result, { traceparent: opts.traceparent, baggage: opts.baggage });
     };
     const timer = setTimeout(() => settle(timedOut(functionId, timeoutMs), undefined), timeoutMs);
-    // A delegated function's handler makes no calls of its own (it is an HTTP request): a routing code it
-    // fails with (its own `invocation_timeout`) is about this call, not a nested one.
-    const failure = (e: unknown) => (provider.kind === 'delegated' ? toErrorBody(e) : internalFailure(functionId, e));
+    // A delegated function's handler makes no calls of its own (it is an HTTP request), and a remote one
+    // answers with the other engine's answer for this very call: a routing code either fails with (its
+    // own `invocation_timeout`) is about this call, not a nested one.
+    const failure = (e: unknown) => (provider.kind === 'internal' ? internalFailure(functionId, e) : toErrorBody(e));
     const ctx: InvocationContext = {
       functionId,
       callerWorkerId: opts.caller?.id,
       callerContext: opts.caller?.access?.context ?? undefined,
       traceparent: opts.traceparent,
       baggage: opts.baggage,
+      timeoutMs,
     };
     try {
       const value = provider.handler(data ?? null, ctx);

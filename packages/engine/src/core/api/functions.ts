@@ -7,6 +7,8 @@ export interface InvocationContext {
   callerContext?: unknown;
   traceparent?: string;
   baggage?: string;
+  /** How long the call may take (ms); the engine answers `invocation_timeout` past it. */
+  timeoutMs?: number;
 }
 
 export type InternalHandler = (data: unknown, ctx: InvocationContext) => unknown;

@@ -18,6 +18,14 @@ export type RegistryEvent =
   | { type: 'trigger_type_added' | 'trigger_type_removed'; trigger_type: string }
   | { type: 'worker_connected' | 'worker_disconnected' | 'worker_metadata_updated'; worker_id: string };
 
+/** The other engines of a cluster, as the registry's listings show them (each entry with its `engine`). */
+export interface RemoteView {
+  /** This engine's `cluster.node_id`. */
+  readonly nodeId: string;
+  workers(): WorkerInfo[];
+  triggers(): TriggerInfo[];
+}
+
 /** Read access to the registry, for modules that show or index what is registered. */
 export interface RegistryView {
   /** Whether a function currently has at least one live provider. */

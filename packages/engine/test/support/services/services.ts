@@ -1,5 +1,5 @@
 /**
- * Decides whether a test that needs an external service (Redis, RabbitMQ now; NATS, PostgreSQL later) runs.
+ * Decides whether a test that needs an external service (Redis, RabbitMQ, NATS now; PostgreSQL later) runs.
  *
  * The rule (design.md §7): adapter tests use the real servers. Where a server is absent (a laptop) the tests
  * are skipped with one printed reason, never faked; with `FLINT_REQUIRE_SERVICES=1` (set by `.ci/run`) a
@@ -143,10 +143,16 @@ const rabbitmqCheck: ServiceCheck = async (socket, _url, timeoutMs) => {
   }
 };
 
+/** NATS: the server speaks first, with an `INFO {…}` line carrying its server_id. */
+const natsCheck: ServiceCheck = async (socket, _url, timeoutMs) => {
+  const answer = (await exchange(socket, undefined, (b) => b.includes(0x0a), timeoutMs)).toString('utf8');
+  if (!answer.startsWith('INFO {') || !answer.includes('"server_id"')) throw new Error(`no NATS INFO line (got ${JSON.stringify(answer.slice(0, 40))})`);
+};
+
 const CHECKS: Record<string, ServiceDefinition> = {
   redis: { defaultPort: 6379, check: redisCheck },
   rabbitmq: { defaultPort: 5672, check: rabbitmqCheck },
-  // nats:     { defaultPort: 4222, check: expect an 'INFO {…}' line on connect },
+  nats: { defaultPort: 4222, check: natsCheck },
   // postgres: { defaultPort: 5432, check: send an SSLRequest, expect 'S' or 'N' },
 };
 

@@ -1,0 +1,353 @@
+import { FlintError, type TriggerInfo, type WorkerInfo, formatError } from '@flint/protocol';
+import type { InternalHandler, InvocationContext } from '../core/api/functions.js';
+import type { RemoteView } from '../core/api/registry.js';
+import type { RegistryEvents } from '../core/events.js';
+import type { FunctionRegistry } from '../core/functions.js';
+import type { Invoker } from '../core/invoker.js';
+import type { Logger } from '../core/logger.js';
+import type { TriggerRegistry } from '../core/triggers.js';
+import type { WorkerRegistry } from '../core/workers.js';
+import { type ClusterTransport, TransportError } from './transport.js';
+import { type Heartbeat, type NodeSnapshot, type RemoteAnswer, type RemoteCall, decode, encode, subjects } from './wire.js';
+
+export interface ClusterSettings {
+  name: string;
+  nodeId: string;
+  heartbeatMs: number;
+  expireMs: number;
+  version: string;
+}
+
+export interface ClusterDeps {
+  functions: FunctionRegistry;
+  workers: WorkerRegistry;
+  triggers: TriggerRegistry;
+  invoker: Invoker;
+  events: RegistryEvents;
+  logger: Logger;
+}
+
+interface Peer {
+  node: string;
+  seq: number;
+  snapshot: NodeSnapshot | undefined;
+  lastSeen: number;
+  /** Calls forwarded to this engine and not answered yet (their function ids): failed if it goes or the link does. */
+  calls: Map<(error: FlintError) => void, string>;
+}
+
+/** How long after a registry change this engine tells the others (a burst of registrations is one announcement). */
+const ANNOUNCE_DELAY_MS = 20;
+
+/**
+ * One engine's part of a cluster: it announces what its workers provide (a snapshot on every change
+ * and a heartbeat), keeps the other engines' snapshots (dropping an engine whose heartbeats stop), makes
+ * their functions callable here (remote providers in the function registry, used when no worker of this
+ * engine provides the function) and runs the calls they forward.
+ */
+export class Cluster implements RemoteView {
+  private readonly peers = new Map<string, Peer>();
+  private readonly subjects: ReturnType<typeof subjects>;
+  private seq = 0;
+  private lastContent = '';
+  private snapshot: NodeSnapshot | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private announceTimer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private readonly startedAt = Date.now();
+  private stopped = false;
+  private readonly log: Logger;
+  private readonly remoteHandlers = new Map<string, InternalHandler>();
+
+  constructor(
+    private readonly transport: ClusterTransport,
+    private readonly settings: ClusterSettings,
+    private readonly deps: ClusterDeps,
+    private readonly bridgeUrl: () => string,
+  ) {
+    this.subjects = subjects(settings.name);
+    this.log = deps.logger.child({ component: 'cluster' });
+  }
+
+  get nodeId(): string {
+    return this.settings.nodeId;
+  }
+
+  /** Subscribes, announces this engine and starts the heartbeat. */
+  start(): void {
+    const t = this.transport;
+    t.subscribe(this.subjects.heartbeat, (data) => this.onHeartbeat(decode<Heartbeat>(data)));
+    t.subscribe(this.subjects.snapshot(this.nodeId), (_data, reply) => reply?.(encode(this.currentSnapshot())));
+    t.subscribe(this.subjects.invoke(this.nodeId), (data, reply) => this.serveCall(decode<RemoteCall>(data), reply));
+    t.onLink((up) => this.onLink(up));
+    this.unsubscribe = this.deps.events.subscribe(() => this.scheduleAnnounce());
+    this.currentSnapshot();
+    this.beat(true);
+    this.heartbeatTimer = setInterval(() => this.tick(), this.settings.heartbeatMs);
+    this.heartbeatTimer.unref();
+    this.log.info(
+      { node_id: this.nodeId, cluster: this.settings.name, transport: t.shownUrl },
+      `joined cluster ${this.settings.name} as ${this.nodeId} (NATS at ${t.shownUrl})`,
+    );
+  }
+
+  /**
+   * Tells the others this engine leaves (they stop routing calls here) and fails the calls it still
+   * has forwarded elsewhere; calls forwarded here are answered until `close`.
+   */
+  leave(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.heartbeatTimer);
+    clearTimeout(this.announceTimer);
+    this.unsubscribe?.();
+    this.transport.publish(this.subjects.heartbeat, encode({ node: this.nodeId, seq: this.seq, leave: true } satisfies Heartbeat));
+    for (const peer of [...this.peers.values()]) this.drop(peer, 'this engine is stopping');
+  }
+
+  /** Leaves (if not done yet) and closes the link, after the answers still on their way. */
+  async close(): Promise<void> {
+    this.leave();
+    await this.transport.close();
+  }
+
+  // ------------------------------------------------------------------------------------ RemoteView
+
+  workers(): WorkerInfo[] {
+    const out: WorkerInfo[] = [];
+    for (const peer of this.peers.values()) for (const w of peer.snapshot?.workers ?? []) out.push({ ...w, engine: peer.node });
+    return out;
+  }
+
+  triggers(): TriggerInfo[] {
+    const out: TriggerInfo[] = [];
+    for (const peer of this.peers.values()) for (const t of peer.snapshot?.triggers ?? []) out.push({ ...t, engine: peer.node });
+    return out;
+  }
+
+  /** The engines of the cluster this engine knows, itself first. */
+  members(): { node: string; bridge: string; version: string; started_at: number; last_seen_ms: number; functions: number; workers: number }[] {
+    const now = Date.now();
+    const me = this.currentSnapshot();
+    const row = (s: NodeSnapshot, lastSeen: number) => ({
+      node: s.node,
+      bridge: s.bridge,
+      version: s.version,
+      started_at: s.started_at,
+      last_seen_ms: now - lastSeen,
+      functions: s.functions.length,
+      workers: s.workers.length,
+    });
+    return [row(me, now), ...[...this.peers.values()].flatMap((p) => (p.snapshot ? [row(p.snapshot, p.lastSeen)] : []))];
+  }
+
+  // ------------------------------------------------------------------------------------ announcing
+
+  /** This engine's snapshot, rebuilt; `seq` moves on when its content changed. */
+  private currentSnapshot(): NodeSnapshot {
+    const { functions, workers, triggers } = this.deps;
+    const content = {
+      functions: functions.localWorkerFunctions(),
+      workers: workers.list(false),
+      triggers: triggers.list(true),
+    };
+    const text = JSON.stringify(content);
+    if (text !== this.lastContent || this.snapshot === undefined) {
+      this.lastContent = text;
+      this.seq++;
+      this.snapshot = {
+        node: this.nodeId,
+        seq: this.seq,
+        started_at: this.startedAt,
+        version: this.settings.version,
+        bridge: this.bridgeUrl(),
+        ...content,
+      };
+    }
+    return this.snapshot;
+  }
+
+  private scheduleAnnounce(): void {
+    if (this.announceTimer !== undefined || this.stopped) return;
+    this.announceTimer = setTimeout(() => {
+      this.announceTimer = undefined;
+      const before = this.seq;
+      this.currentSnapshot();
+      if (this.seq !== before) this.beat(false);
+    }, ANNOUNCE_DELAY_MS);
+    this.announceTimer.unref();
+  }
+
+  private beat(hello: boolean): void {
+    const beat: Heartbeat = { node: this.nodeId, seq: this.seq };
+    if (hello) beat.hello = true;
+    this.transport.publish(this.subjects.heartbeat, encode(beat));
+  }
+
+  private tick(): void {
+    this.currentSnapshot();
+    this.beat(false);
+    if (!this.transport.up) return; // nobody's heartbeats can arrive: nobody is judged by them
+    const now = Date.now();
+    for (const peer of [...this.peers.values()]) {
+      if (now - peer.lastSeen > this.settings.expireMs) this.drop(peer, `no heartbeat for ${now - peer.lastSeen} ms`);
+    }
+  }
+
+  private onLink(up: boolean): void {
+    if (!up) {
+      this.log.warn(
+        { transport: this.transport.shownUrl },
+        `lost the link to NATS at ${this.transport.shownUrl}: calls to other engines fail with cluster_unavailable until it is back`,
+      );
+      // Their answers cannot come back over a link that is down (NATS would hold the requests until it is back).
+      for (const peer of this.peers.values()) {
+        const reason = `the link to NATS at ${this.transport.shownUrl} went down during the call`;
+        const failure = (functionId: string) =>
+          new FlintError('cluster_unavailable', formatError('cluster_unavailable', { function_id: functionId, engine: peer.node, reason }));
+        for (const [fail, functionId] of [...peer.calls]) fail(failure(functionId));
+      }
+      return;
+    }
+    // Heartbeats could not arrive while the link was down: every engine gets a fresh start.
+    const now = Date.now();
+    for (const peer of this.peers.values()) peer.lastSeen = now;
+    this.log.info({ transport: this.transport.shownUrl }, `the link to NATS at ${this.transport.shownUrl} is back`);
+    this.beat(true);
+  }
+
+  // ------------------------------------------------------------------------------------ other engines
+
+  private onHeartbeat(beat: Heartbeat | undefined): void {
+    if (!beat || typeof beat.node !== 'string' || beat.node === this.nodeId || this.stopped) return;
+    const known = this.peers.get(beat.node);
+    if (beat.leave) {
+      if (known) this.drop(known, 'it stopped');
+      return;
+    }
+    // A newcomer learns about everyone at once: every engine answers its hello with a heartbeat.
+    if (beat.hello) this.beat(false);
+    const peer: Peer = known ?? { node: beat.node, seq: 0, snapshot: undefined, lastSeen: Date.now(), calls: new Map() };
+    if (!known) this.peers.set(beat.node, peer);
+    peer.lastSeen = Date.now();
+    if (beat.seq !== peer.seq) void this.fetchSnapshot(peer, beat.seq);
+  }
+
+  private async fetchSnapshot(peer: Peer, seq: number): Promise<void> {
+    let snapshot: NodeSnapshot | undefined;
+    try {
+      snapshot = decode<NodeSnapshot>(await this.transport.request(this.subjects.snapshot(peer.node), encode({}), this.settings.heartbeatMs * 2));
+    } catch (err) {
+      this.log.debug({ node_id: peer.node }, `could not fetch the snapshot of engine ${peer.node}: ${(err as Error).message}`);
+      return;
+    }
+    if (!snapshot || this.peers.get(peer.node) !== peer || snapshot.seq < peer.seq) return;
+    const joined = peer.snapshot === undefined;
+    peer.seq = snapshot.seq;
+    peer.snapshot = snapshot;
+    this.deps.functions.setRemoteFunctions(peer.node, snapshot.functions, this.remoteHandler(peer.node));
+    if (joined) {
+      this.log.info(
+        { node_id: peer.node, functions: snapshot.functions.length, workers: snapshot.workers.length },
+        `engine ${peer.node} joined the cluster (${snapshot.workers.length} workers, ${snapshot.functions.length} functions)`,
+      );
+    }
+    if (snapshot.seq < seq) void this.fetchSnapshot(peer, seq);
+  }
+
+  private drop(peer: Peer, why: string): void {
+    if (this.peers.get(peer.node) !== peer) return;
+    this.peers.delete(peer.node);
+    this.remoteHandlers.delete(peer.node);
+    this.deps.functions.dropRemote(peer.node);
+    const stopped = new FlintError('invocation_stopped', `Invocation stopped: engine ${peer.node} left the cluster (${why})`);
+    for (const fail of [...peer.calls.keys()]) fail(stopped);
+    if (!this.stopped) this.log.warn({ node_id: peer.node }, `engine ${peer.node} left the cluster: ${why}`);
+  }
+
+  // ------------------------------------------------------------------------------------ calls
+
+  /** The handler of every function engine `node` provides: it forwards the call there. */
+  private remoteHandler(node: string): InternalHandler {
+    let handler = this.remoteHandlers.get(node);
+    if (!handler) {
+      handler = (data, ctx) => this.forward(node, data, ctx);
+      this.remoteHandlers.set(node, handler);
+    }
+    return handler;
+  }
+
+  private forward(node: string, data: unknown, ctx: InvocationContext): Promise<unknown> {
+    const peer = this.peers.get(node);
+    if (!this.transport.up || !peer) {
+      const reason = !peer ? `engine ${node} left the cluster` : `the link to NATS at ${this.transport.shownUrl} is down`;
+      return Promise.reject(new FlintError('cluster_unavailable', formatError('cluster_unavailable', { function_id: ctx.functionId, engine: node, reason })));
+    }
+    const timeoutMs = ctx.timeoutMs ?? 30_000;
+    const call: RemoteCall = { function_id: ctx.functionId, data, timeout_ms: timeoutMs };
+    if (ctx.traceparent) call.traceparent = ctx.traceparent;
+    if (ctx.baggage) call.baggage = ctx.baggage;
+    return new Promise((resolve, reject) => {
+      const fail = (error: FlintError) => {
+        peer.calls.delete(fail);
+        reject(error);
+      };
+      peer.calls.set(fail, ctx.functionId);
+      // The caller's own timer answers invocation_timeout; the request waits a little longer.
+      this.transport.request(this.subjects.invoke(node), encode(call), timeoutMs + 1000).then(
+        (bytes) => {
+          if (!peer.calls.delete(fail)) return;
+          const answer = decode<RemoteAnswer>(bytes);
+          if (!answer) reject(new FlintError('internal_error', `engine ${node} answered a call of ${ctx.functionId} with something that is not JSON`));
+          else if ('error' in answer) reject(FlintError.fromBody(answer.error));
+          else resolve(answer.result);
+        },
+        (err: unknown) => {
+          if (!peer.calls.delete(fail)) return;
+          reject(this.transportFailure(err, node, ctx.functionId));
+        },
+      );
+    });
+  }
+
+  private transportFailure(err: unknown, node: string, functionId: string): FlintError {
+    if (err instanceof TransportError && err.kind === 'no_responders') {
+      return new FlintError('invocation_stopped', `Invocation stopped: engine ${node} is gone (nobody answers for it on NATS)`);
+    }
+    if (err instanceof TransportError && err.kind === 'timeout') {
+      return new FlintError('invocation_timeout', `Invocation of ${functionId} on engine ${node} got no answer: ${err.message}`);
+    }
+    const reason = err instanceof Error ? err.message : String(err);
+    return new FlintError('cluster_unavailable', formatError('cluster_unavailable', { function_id: functionId, engine: node, reason }));
+  }
+
+  /** Runs a call another engine forwarded, on this engine's own providers only. */
+  private serveCall(call: RemoteCall | undefined, reply: ((data: Uint8Array) => void) | undefined): void {
+    if (!reply) return;
+    if (!call || typeof call.function_id !== 'string') {
+      reply(encode({ error: { code: 'invalid_frame', message: 'a forwarded call needs a function_id' } } satisfies RemoteAnswer));
+      return;
+    }
+    const opts = {
+      localOnly: true,
+      traceparent: typeof call.traceparent === 'string' ? call.traceparent : undefined,
+      baggage: typeof call.baggage === 'string' ? call.baggage : undefined,
+      timeoutMs: typeof call.timeout_ms === 'number' && call.timeout_ms > 0 ? call.timeout_ms : undefined,
+    };
+    this.deps.invoker.callWith(
+      call.function_id,
+      call.data,
+      opts,
+      (error, result) => {
+        let text: Uint8Array;
+        try {
+          text = encode(error ? { error: error.toBody() } : { result: result === undefined ? null : result });
+        } catch (err) {
+          text = encode({ error: { code: 'internal_error', message: `the result cannot be sent to the calling engine: ${(err as Error).message}` } });
+        }
+        reply(text);
+      },
+      'cluster',
+    );
+  }
+}

@@ -1,0 +1,94 @@
+import { type NatsConnection, ErrorCode as NatsErrorCode, connect } from 'nats';
+import { type ClusterTransport, TransportError } from './transport.js';
+
+/** Hides a password in a server URL. */
+function shown(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+}
+
+/**
+ * The cluster over NATS core messaging: subjects for announcements and heartbeats, request/reply for
+ * calls. The client reconnects forever by itself; `up` follows its status.
+ */
+export class NatsTransport implements ClusterTransport {
+  readonly shownUrl: string;
+  private linkUp = true;
+  private readonly listeners: ((up: boolean) => void)[] = [];
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    url: string,
+  ) {
+    this.shownUrl = shown(url);
+    void this.watch();
+  }
+
+  /** Connects; rejects with a clear message when the server cannot be reached (start-up fails then). */
+  static async open(url: string, name: string, timeoutMs: number): Promise<NatsTransport> {
+    try {
+      const nc = await connect({ servers: url, name, timeout: timeoutMs, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 5000 });
+      return new NatsTransport(nc, url);
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      const why = code === NatsErrorCode.ConnectionRefused ? 'connection refused' : err instanceof Error ? err.message : String(err);
+      throw new Error(`cannot reach NATS at ${shown(url)}: ${why}`);
+    }
+  }
+
+  get up(): boolean {
+    return this.linkUp && !this.nc.isClosed();
+  }
+
+  publish(subject: string, data: Uint8Array): void {
+    if (!this.up) return;
+    try {
+      this.nc.publish(subject, data);
+    } catch {
+      // The connection is closing: a lost announcement is repeated by the next heartbeat.
+    }
+  }
+
+  subscribe(subject: string, handler: (data: Uint8Array, reply: ((data: Uint8Array) => void) | undefined) => void): void {
+    this.nc.subscribe(subject, {
+      callback: (err, msg) => {
+        if (err) return;
+        const reply = msg.reply ? (data: Uint8Array) => msg.respond(data) : undefined;
+        handler(msg.data, reply);
+      },
+    });
+  }
+
+  async request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
+    if (!this.up) throw new TransportError('down', `the link to NATS at ${this.shownUrl} is down`);
+    try {
+      return (await this.nc.request(subject, data, { timeout: timeoutMs })).data;
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === NatsErrorCode.NoResponders) throw new TransportError('no_responders', 'nobody answers on that subject');
+      if (code === NatsErrorCode.Timeout) throw new TransportError('timeout', `no answer within ${timeoutMs} ms`);
+      throw new TransportError('down', err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  onLink(listener: (up: boolean) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.nc.isClosed()) return;
+    try {
+      await this.nc.drain();
+    } catch {
+      await this.nc.close();
+    }
+  }
+
+  private async watch(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      const up = status.type === 'reconnect' ? true : status.type === 'disconnect' ? false : undefined;
+      if (up === undefined || up === this.linkUp) continue;
+      this.linkUp = up;
+      for (const listener of this.listeners) listener(up);
+    }
+  }
+}

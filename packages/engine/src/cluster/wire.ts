@@ -1,0 +1,60 @@
+import type { ErrorBody, TriggerInfo, WorkerInfo } from '@flint/protocol';
+import type { FunctionDefinition } from '../core/api/functions.js';
+import type { RemoteWorkerRef } from '../core/functions.js';
+
+/** What an engine tells the others: what its own workers provide. */
+export interface NodeSnapshot {
+  node: string;
+  /** Changes whenever the content does; heartbeats carry it so that a peer notices what it missed. */
+  seq: number;
+  started_at: number;
+  version: string;
+  /** The engine's first bridge listener, for people reading `flint cluster`. */
+  bridge: string;
+  functions: (FunctionDefinition & { workers: RemoteWorkerRef[] })[];
+  workers: WorkerInfo[];
+  triggers: TriggerInfo[];
+}
+
+/** A heartbeat (and, with `hello`, an engine joining): its node id and snapshot version. */
+export interface Heartbeat {
+  node: string;
+  seq: number;
+  hello?: boolean;
+  /** The engine is leaving (a graceful stop): drop it at once. */
+  leave?: boolean;
+}
+
+/** A call forwarded to another engine. */
+export interface RemoteCall {
+  function_id: string;
+  data: unknown;
+  traceparent?: string;
+  baggage?: string;
+  timeout_ms: number;
+}
+
+export type RemoteAnswer = { result: unknown } | { error: ErrorBody };
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export const encode = (value: unknown): Uint8Array => encoder.encode(JSON.stringify(value));
+
+/** The parsed JSON of a message, or undefined when it is not JSON (a stray publisher on our subjects). */
+export function decode<T>(data: Uint8Array): T | undefined {
+  try {
+    return JSON.parse(decoder.decode(data)) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The subjects of cluster `name`. */
+export function subjects(name: string) {
+  return {
+    heartbeat: `flint.${name}.heartbeat`,
+    snapshot: (node: string) => `flint.${name}.node.${node}.snapshot`,
+    invoke: (node: string) => `flint.${name}.node.${node}.invoke`,
+  };
+}

@@ -1,0 +1,229 @@
+/**
+ * Several engines as one cluster on NATS (the machine's server, or one of the test's own for the
+ * restart test): calls in every direction, listings of the whole cluster, local providers first, an
+ * engine leaving, crashing and the transport going away and coming back.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { type Engine, startEngine } from '@flint/engine';
+import { EngineFunctions, type FunctionInfo, type TriggerInfo, type WorkerInfo } from '@flint/protocol';
+import { type Worker, registerWorker } from '@flint/sdk';
+import { afterEach, describe, expect, test } from 'vitest';
+import { spawnEngineScript } from '../support/child-engine.js';
+import { cleanup, track } from '../support/cleanup.js';
+import { startTestEngine } from '../support/harness.js';
+import { gateService, programAvailable, serviceAvailable } from '../support/services/services.js';
+import { freePort, rejectsWith, sleep, uid, waitFor } from '../support/util.js';
+
+const NATS_URL = process.env.FLINT_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+const runNats = gateService('cluster tests on NATS', await serviceAvailable('nats', NATS_URL));
+const natsServer = programAvailable('nats-server', ['--version']);
+const runRestart = runNats && gateService('cluster test restarting a NATS server of its own', natsServer);
+const quiet = { warn() {}, error() {}, debug() {} };
+const childScript = fileURLToPath(new URL('../support/cluster-engine-process.mjs', import.meta.url));
+
+afterEach(cleanup);
+
+/** Cluster settings for a test: a name of its own, so tests never see each other's engines. */
+function clusterOf(name: string, node: string, url = NATS_URL) {
+  return { transport: 'nats', url, name, node_id: node, heartbeat_ms: 100, expire_ms: 800 };
+}
+
+async function startNode(name: string, node: string, url = NATS_URL): Promise<Engine> {
+  return startTestEngine({ cluster: clusterOf(name, node, url) });
+}
+
+function worker(engine: Engine, name: string): Worker {
+  const w = registerWorker(engine.bridgeUrl, { workerName: name, reconnect: { initialDelayMs: 50, maxDelayMs: 200 }, log: quiet });
+  track(() => w.shutdown());
+  return w;
+}
+
+const list = async <T>(engine: Engine, id: string, key: string): Promise<T[]> => ((await engine.invoke(id, {})) as Record<string, T[]>)[key] ?? [];
+const functionsOf = (engine: Engine) => list<FunctionInfo>(engine, EngineFunctions.LIST_FUNCTIONS, 'functions');
+
+/** Waits until every engine lists every function id. */
+async function converged(engines: Engine[], ids: string[]): Promise<void> {
+  await waitFor(
+    async () => {
+      for (const engine of engines) {
+        const listed = new Set((await functionsOf(engine)).map((f) => f.function_id));
+        if (!ids.every((id) => listed.has(id))) return false;
+      }
+      return true;
+    },
+    5000,
+    `every engine to list ${ids.join(', ')}`,
+  );
+}
+
+describe.skipIf(!runNats)('cluster on NATS', () => {
+  test('three engines: calls in every direction, and listings of the whole cluster', async () => {
+    const name = uid('c');
+    const nodes = ['a', 'b', 'c'];
+    const engines = await Promise.all(nodes.map((n) => startNode(name, n)));
+    const workers = engines.map((engine, i) => {
+      const w = worker(engine, `w-${nodes[i]}`);
+      w.registerFunction(`${nodes[i]}::whoami`, async (input: unknown) => ({ node: nodes[i], input }), { description: `served on ${nodes[i]}` });
+      return w;
+    });
+    await Promise.all(workers.map((w) => w.waitConnected()));
+    workers[2]?.registerTrigger({ type: 'engine::functions-available', function_id: 'c::whoami', config: {} });
+    await converged(
+      engines,
+      nodes.map((n) => `${n}::whoami`),
+    );
+
+    for (const [i, caller] of workers.entries()) {
+      for (const target of nodes) {
+        expect(await caller.trigger({ function_id: `${target}::whoami`, payload: { from: nodes[i] } })).toEqual({ node: target, input: { from: nodes[i] } });
+      }
+    }
+    // The listings of any engine show the whole cluster, each entry with the engine it lives on.
+    const onA = await functionsOf(engines[0] as Engine);
+    const bFn = onA.find((f) => f.function_id === 'b::whoami');
+    expect(bFn?.description).toBe('served on b');
+    expect(bFn?.providers).toEqual([{ worker_id: expect.any(String), worker_name: 'w-b', engine: 'b' }]);
+    await waitFor(async () => (await list<WorkerInfo>(engines[0] as Engine, EngineFunctions.LIST_WORKERS, 'workers')).length === 3, 3000, 'three workers');
+    const listedWorkers = await list<WorkerInfo>(engines[0] as Engine, EngineFunctions.LIST_WORKERS, 'workers');
+    expect(listedWorkers.map((w) => [w.name, w.engine]).sort()).toEqual([
+      ['w-a', 'a'],
+      ['w-b', 'b'],
+      ['w-c', 'c'],
+    ]);
+    await waitFor(
+      async () => (await list<TriggerInfo>(engines[1] as Engine, EngineFunctions.LIST_TRIGGERS, 'triggers')).some((t) => t.engine === 'c'),
+      3000,
+      'the trigger registered on c to be listed on b',
+    );
+    const members = (await (engines[0] as Engine).invoke('engine::cluster::members', {})) as { node_id: string; members: { node: string }[] };
+    expect(members.node_id).toBe('a');
+    expect(members.members.map((m) => m.node).sort()).toEqual(nodes);
+  });
+
+  test("a function this engine's workers provide is run here; void calls and errors cross engines", async () => {
+    const name = uid('c');
+    const [a, b] = [await startNode(name, 'a'), await startNode(name, 'b')];
+    const [wa, wb] = [worker(a, 'wa'), worker(b, 'wb')];
+    wa.registerFunction('both::where', async () => 'a');
+    wb.registerFunction('both::where', async () => 'b');
+    const seen: unknown[] = [];
+    wb.registerFunction('b::sink', async (input: unknown) => {
+      seen.push(input);
+    });
+    wb.registerFunction('b::fails', async () => {
+      const err = new Error('no stock') as Error & { code: string };
+      err.code = 'out_of_stock';
+      throw err;
+    });
+    wb.registerFunction('b::slow', async () => sleep(2000));
+    await converged([a, b], ['both::where', 'b::sink', 'b::fails', 'b::slow']);
+    for (let i = 0; i < 5; i++) expect(await wa.trigger({ function_id: 'both::where', payload: {} })).toBe('a');
+    await wa.trigger({ function_id: 'b::sink', payload: { n: 1 }, action: { type: 'void' } });
+    await waitFor(() => seen.length === 1, 2000, 'the void call on b');
+    expect(seen).toEqual([{ n: 1 }]);
+    const failed = await rejectsWith(wa.trigger({ function_id: 'b::fails', payload: {} }), 'out_of_stock');
+    expect(failed.message).toBe('no stock');
+    await rejectsWith(wa.trigger({ function_id: 'b::slow', payload: {}, timeoutMs: 200 }), 'invocation_timeout');
+  });
+
+  test('the trace context of a call travels to the other engine', async () => {
+    const name = uid('c');
+    const [a, b] = [await startNode(name, 'a'), await startNode(name, 'b')];
+    let seen: string | undefined;
+    worker(b, 'wb').registerFunction('b::trace', async (_input: unknown, ctx) => {
+      seen = ctx.traceparent;
+      return null;
+    });
+    await converged([a], ['b::trace']);
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    await a.invoke('b::trace', {}, { traceparent });
+    expect(seen?.split('-')[1]).toBe('0af7651916cd43dd8448eb211c80319c');
+  });
+
+  test('an engine that stops leaves at once: its functions go from the listings of the others', async () => {
+    const name = uid('c');
+    const a = await startNode(name, 'a');
+    const b = await startEngine({ config: { bridge: { port: 0 }, log: { level: 'silent' }, cluster: clusterOf(name, 'b') } });
+    worker(b, 'wb').registerFunction('b::soon-gone', async () => 'b');
+    await converged([a], ['b::soon-gone']);
+    const started = Date.now();
+    await b.stop();
+    await waitFor(async () => !(await functionsOf(a)).some((f) => f.function_id === 'b::soon-gone'), 2000, 'b::soon-gone to go');
+    expect(Date.now() - started).toBeLessThan(700); // at once, not after expire_ms
+    await rejectsWith(a.invoke('b::soon-gone', {}), 'function_not_found');
+  });
+
+  test('an engine killed mid-call: invocation_stopped, then its functions expire', async () => {
+    const name = uid('c');
+    const a = await startNode(name, 'a');
+    const child = await spawnEngineScript(childScript, [JSON.stringify(clusterOf(name, 'doomed'))]);
+    await converged([a], ['doomed::sleep']);
+    const call = a.invoke('doomed::sleep', { ms: 10_000 }, { timeoutMs: 20_000 });
+    await sleep(200);
+    child.child.kill('SIGKILL');
+    const started = Date.now();
+    const stopped = await rejectsWith(call, 'invocation_stopped');
+    expect(stopped.message).toContain('doomed');
+    expect(Date.now() - started).toBeLessThan(3000);
+    await waitFor(async () => !(await functionsOf(a)).some((f) => f.function_id === 'doomed::sleep'), 3000, 'doomed::sleep to expire');
+  });
+
+  test('an unreachable transport stops start-up with a clear error', async () => {
+    const port = await freePort();
+    const err = await startEngine({
+      config: { bridge: { port: 0 }, log: { level: 'silent' }, cluster: { ...clusterOf('x', 'a', `nats://127.0.0.1:${port}`), connect_timeout_ms: 1000 } },
+    }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(err?.name).toBe('ConfigError');
+    expect(err?.message).toContain(`cluster.url: cannot reach NATS at nats://127.0.0.1:${port}`);
+  });
+
+  test('a cluster transport other than nats is refused by the config', async () => {
+    const err = await startEngine({ config: { log: { level: 'silent' }, cluster: { transport: 'carrier-pigeon' } } }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(err?.message).toMatch(/cluster\.transport/);
+  });
+});
+
+describe.skipIf(!runRestart)('cluster when its NATS server restarts', () => {
+  test('calls to other engines fail with cluster_unavailable meanwhile, and resume by themselves', async () => {
+    const port = await freePort();
+    const url = `nats://127.0.0.1:${port}`;
+    const startServer = async () => {
+      const server = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+      const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+      track(async () => {
+        server.kill('SIGKILL');
+        await exited;
+      });
+      await waitFor(async () => (await serviceAvailable('nats', url, { timeoutMs: 200 })).available, 5000, 'the NATS server');
+      return {
+        stop: async () => {
+          server.kill('SIGKILL');
+          await exited;
+        },
+      };
+    };
+    let server = await startServer();
+    const name = uid('c');
+    const [a, b] = [await startNode(name, 'a', url), await startNode(name, 'b', url)];
+    worker(b, 'wb').registerFunction('b::ping', async () => 'pong');
+    const wa = worker(a, 'wa');
+    wa.registerFunction('a::ping', async () => 'local pong');
+    await converged([a], ['b::ping']);
+    expect(await a.invoke('b::ping', {})).toBe('pong');
+
+    await server.stop();
+    await waitFor(async () => (await a.invoke('b::ping', {}).catch((e: { code: string }) => e.code)) === 'cluster_unavailable', 3000, 'cluster_unavailable');
+    expect(await a.invoke('a::ping', {})).toBe('local pong'); // local calls go on
+    await sleep(1200); // longer than expire_ms: engines are not dropped while nobody's heartbeats can arrive
+
+    server = await startServer();
+    await waitFor(async () => (await a.invoke('b::ping', {}).catch((e: { code: string }) => e.code)) === 'pong', 8000, 'calls to b to resume');
+  });
+});
