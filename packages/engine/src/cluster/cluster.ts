@@ -7,6 +7,7 @@ import type { Invoker } from '../core/invoker.js';
 import type { Logger } from '../core/logger.js';
 import type { TriggerRegistry } from '../core/triggers.js';
 import type { WorkerRegistry } from '../core/workers.js';
+import { TriggerMirror } from './mirror.js';
 import { type ClusterTransport, TransportError } from './transport.js';
 import { type Heartbeat, type NodeSnapshot, type RemoteAnswer, type RemoteCall, decode, encode, subjects } from './wire.js';
 
@@ -58,6 +59,7 @@ export class Cluster implements RemoteView {
   private stopped = false;
   private readonly log: Logger;
   private readonly remoteHandlers = new Map<string, InternalHandler>();
+  private readonly mirror: TriggerMirror;
 
   constructor(
     private readonly transport: ClusterTransport,
@@ -67,6 +69,7 @@ export class Cluster implements RemoteView {
   ) {
     this.subjects = subjects(settings.name);
     this.log = deps.logger.child({ component: 'cluster' });
+    this.mirror = new TriggerMirror(deps.triggers, this.log);
   }
 
   get nodeId(): string {
@@ -246,6 +249,7 @@ export class Cluster implements RemoteView {
     peer.seq = snapshot.seq;
     peer.snapshot = snapshot;
     this.deps.functions.setRemoteFunctions(peer.node, snapshot.functions, this.remoteHandler(peer.node));
+    this.mirror.sync(peer.node, snapshot.triggers);
     if (joined) {
       this.log.info(
         { node_id: peer.node, functions: snapshot.functions.length, workers: snapshot.workers.length },
@@ -260,6 +264,7 @@ export class Cluster implements RemoteView {
     this.peers.delete(peer.node);
     this.remoteHandlers.delete(peer.node);
     this.deps.functions.dropRemote(peer.node);
+    this.mirror.drop(peer.node);
     const stopped = new FlintError('invocation_stopped', `Invocation stopped: engine ${peer.node} left the cluster (${why})`);
     for (const fail of [...peer.calls.keys()]) fail(stopped);
     if (!this.stopped) this.log.warn({ node_id: peer.node }, `engine ${peer.node} left the cluster: ${why}`);

@@ -38,6 +38,12 @@ export interface RegistrationOutcome {
   parked?: boolean;
 }
 
+/**
+ * The owner of the triggers a cluster mirrors from other engines (an `http` route registered there is
+ * served here too). They are that engine's: listings show them through RemoteView, not as this engine's.
+ */
+export const CLUSTER_OWNER = 'flint-cluster';
+
 /** Trigger ids remembered as already warned about being parked (the oldest are forgotten first). */
 const MAX_PARKED_WARNINGS = 10_000;
 
@@ -132,7 +138,7 @@ export class TriggerRegistry {
   list(includeInternal = false): TriggerInfo[] {
     const out: TriggerInfo[] = [];
     for (const { record, status } of this.triggers.values()) {
-      if (!includeInternal && isInternal(record.function_id, record.metadata)) continue;
+      if (record.owner === CLUSTER_OWNER || (!includeInternal && isInternal(record.function_id, record.metadata))) continue;
       const info: TriggerInfo = {
         id: record.id,
         trigger_type: record.type,

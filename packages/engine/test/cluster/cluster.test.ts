@@ -127,6 +127,54 @@ describe.skipIf(!runNats)('cluster on NATS', () => {
     await rejectsWith(wa.trigger({ function_id: 'b::slow', payload: {}, timeoutMs: 200 }), 'invocation_timeout');
   });
 
+  test('triggers registered on one engine serve on every engine: an HTTP route, a state trigger, a queue subscriber', async () => {
+    const name = uid('c');
+    const modules = [{ name: 'flint-http', config: { port: 0 } }, { name: 'flint-state' }, { name: 'flint-queue' }];
+    const [a, b] = [await startTestEngine({ cluster: clusterOf(name, 'a'), modules }), await startTestEngine({ cluster: clusterOf(name, 'b'), modules })];
+    const wb = worker(b, 'wb');
+    wb.registerFunction('b::hello', async (req: { path_params: { who: string } }) => ({ status_code: 200, body: { hello: req.path_params.who, from: 'b' } }));
+    await wb.registerTrigger({ type: 'http', function_id: 'b::hello', config: { api_path: '/hello/:who', http_method: 'GET' } }).ready;
+    const changes: unknown[] = [];
+    wb.registerFunction('b::on-change', async (event: { key: string; new_value: unknown }) => {
+      changes.push([event.key, event.new_value]);
+    });
+    await wb.registerTrigger({ type: 'state', function_id: 'b::on-change', config: { scope: 'cluster-test' } }).ready;
+    const messages: unknown[] = [];
+    wb.registerFunction('b::consume', async (data: unknown) => {
+      messages.push(data);
+    });
+    await wb.registerTrigger({ type: 'durable:subscriber', function_id: 'b::consume', config: { topic: 'orders' } }).ready;
+    await converged([a], ['b::hello', 'b::on-change', 'b::consume']);
+
+    // An HTTP request to engine a is served by the worker on engine b.
+    const httpA = a.listeners().find((l) => l.name === 'http')?.url;
+    await waitFor(async () => (await fetch(`${httpA}/hello/ada`)).status === 200, 3000, 'the route on engine a');
+    expect(await (await fetch(`${httpA}/hello/ada`)).json()).toEqual({ hello: 'ada', from: 'b' });
+
+    // A state change through either engine fires the trigger once.
+    await a.invoke('state::set', { scope: 'cluster-test', key: 'via-a', value: 1 });
+    await b.invoke('state::set', { scope: 'cluster-test', key: 'via-b', value: 2 });
+    await waitFor(() => changes.length >= 2, 3000, 'two state changes');
+    await sleep(300);
+    expect(changes.sort()).toEqual([
+      ['via-a', 1],
+      ['via-b', 2],
+    ]);
+
+    // Messages published through either engine reach the subscriber once each.
+    await a.invoke('flint::durable::publish', { topic: 'orders', data: { n: 1 } });
+    await b.invoke('flint::durable::publish', { topic: 'orders', data: { n: 2 } });
+    await waitFor(() => messages.length >= 2, 3000, 'two messages');
+    await sleep(300);
+    expect(messages).toHaveLength(2);
+
+    // The mirrored triggers are b's: a lists them once, as b's, and drops them when b's worker goes.
+    const onA = await list<TriggerInfo>(a, EngineFunctions.LIST_TRIGGERS, 'triggers');
+    expect(onA.filter((t) => t.function_id === 'b::hello').map((t) => t.engine)).toEqual(['b']);
+    await wb.shutdown();
+    await waitFor(async () => (await fetch(`${httpA}/hello/ada`)).status === 404, 3000, 'the route to go from engine a');
+  });
+
   test('the trace context of a call travels to the other engine', async () => {
     const name = uid('c');
     const [a, b] = [await startNode(name, 'a'), await startNode(name, 'b')];
