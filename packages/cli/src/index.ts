@@ -1,6 +1,7 @@
 import { addConsoleOptions, flagsOf, serveConsole } from '@flint/console';
 import { Command, InvalidArgumentError } from 'commander';
 import { CliError } from './client.js';
+import { clusterShow } from './commands/cluster.js';
 import { cronList, cronRun } from './commands/cron.js';
 import { initCommand } from './commands/init.js';
 import { list } from './commands/list.js';
@@ -144,6 +145,10 @@ export async function main(argv: string[]): Promise<number> {
   connection(
     program.command('streams').description("list streams with their groups, and the stream listener's live counters (clients, subscriptions, frames sent)"),
   ).action((opts) => print(() => streamsList(opts)));
+
+  connection(
+    program.command('cluster').description('list the engines of the cluster (last heard from, link latency, workers, functions) and every worker by engine'),
+  ).action((opts) => print(() => clusterShow(opts)));
 
   const traces = program
     .command('traces')

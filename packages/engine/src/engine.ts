@@ -244,7 +244,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         description: 'The engines of the cluster: this one first, then the others it knows',
         request_format: { type: 'object' },
       },
-      () => ({ cluster: settings.name, node_id: nodeId, members: members.members() }),
+      async () => ({ cluster: settings.name, node_id: nodeId, members: await members.members() }),
     );
   };
   const about = () => ({

@@ -42,18 +42,22 @@ export async function list(kind: Kind, options: ListOptions): Promise<string> {
   }
   if (kind === 'triggers') {
     const rows = result.triggers as TriggerInfo[];
+    const clustered = rows.some((t) => t.engine !== undefined);
     return table(
-      ['ID', 'TYPE', 'FUNCTION', 'STATUS', 'CONFIG'],
-      rows.map((t) => [t.id, t.trigger_type, t.function_id, t.status, truncate(JSON.stringify(t.config ?? {}), 50)]),
+      ['ID', 'TYPE', 'FUNCTION', 'STATUS', ...(clustered ? ['ENGINE'] : []), 'CONFIG'],
+      rows.map((t) => [t.id, t.trigger_type, t.function_id, t.status, ...(clustered ? [t.engine ?? '-'] : []), truncate(JSON.stringify(t.config ?? {}), 50)]),
     );
   }
   const rows = result.workers as WorkerInfo[];
+  // In a cluster every worker says which engine it is connected to.
+  const clustered = rows.some((w) => w.engine !== undefined);
   return table(
-    ['ID', 'NAME', 'RUNTIME', 'FUNCTIONS', 'IN FLIGHT', 'STATUS', 'CONNECTED'],
+    ['ID', 'NAME', 'RUNTIME', ...(clustered ? ['ENGINE'] : []), 'FUNCTIONS', 'IN FLIGHT', 'STATUS', 'CONNECTED'],
     rows.map((w) => [
       w.id,
       w.name ?? '-',
       `${w.runtime} ${w.version ?? ''}`.trim(),
+      ...(clustered ? [w.engine ?? '-'] : []),
       String(w.function_count),
       String(w.active_invocations),
       w.status,
@@ -68,5 +72,5 @@ export async function list(kind: Kind, options: ListOptions): Promise<string> {
  */
 function providers(list: FunctionProviderInfo[] | undefined): string {
   if (!list || list.length === 0) return '-';
-  return list.map((p) => ('module' in p ? p.module : `${p.worker_name ?? ''}@${p.worker_id.slice(0, 8)}`)).join(', ');
+  return list.map((p) => ('module' in p ? p.module : `${p.worker_name ?? ''}@${p.worker_id.slice(0, 8)}${p.engine ? ` on ${p.engine}` : ''}`)).join(', ');
 }

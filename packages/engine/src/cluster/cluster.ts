@@ -28,6 +28,19 @@ export interface ClusterDeps {
   logger: Logger;
 }
 
+/** One engine of the cluster, as `engine::cluster::members` shows it. */
+export interface ClusterMember {
+  node: string;
+  bridge: string;
+  version: string;
+  started_at: number;
+  last_seen_ms: number;
+  /** Round trip of a ping over the transport (ms), null for this engine or when it did not answer. */
+  link_ms: number | null;
+  functions: number;
+  workers: number;
+}
+
 interface Peer {
   node: string;
   seq: number;
@@ -82,6 +95,7 @@ export class Cluster implements RemoteView {
     t.subscribe(this.subjects.heartbeat, (data) => this.onHeartbeat(decode<Heartbeat>(data)));
     t.subscribe(this.subjects.snapshot(this.nodeId), (_data, reply) => reply?.(encode(this.currentSnapshot())));
     t.subscribe(this.subjects.invoke(this.nodeId), (data, reply) => this.serveCall(decode<RemoteCall>(data), reply));
+    t.subscribe(this.subjects.ping(this.nodeId), (data, reply) => reply?.(data));
     t.onLink((up) => this.onLink(up));
     this.unsubscribe = this.deps.events.subscribe(() => this.scheduleAnnounce());
     this.currentSnapshot();
@@ -128,20 +142,35 @@ export class Cluster implements RemoteView {
     return out;
   }
 
-  /** The engines of the cluster this engine knows, itself first. */
-  members(): { node: string; bridge: string; version: string; started_at: number; last_seen_ms: number; functions: number; workers: number }[] {
-    const now = Date.now();
+  /**
+   * The engines of the cluster this engine knows, itself first, each with the round trip of a ping
+   * over the transport (`link_ms`; null for this engine, and for one that did not answer within a second).
+   */
+  async members(): Promise<ClusterMember[]> {
     const me = this.currentSnapshot();
-    const row = (s: NodeSnapshot, lastSeen: number) => ({
+    const row = (s: NodeSnapshot, lastSeen: number, linkMs: number | null): ClusterMember => ({
       node: s.node,
       bridge: s.bridge,
       version: s.version,
       started_at: s.started_at,
-      last_seen_ms: now - lastSeen,
+      last_seen_ms: Date.now() - lastSeen,
+      link_ms: linkMs,
       functions: s.functions.length,
       workers: s.workers.length,
     });
-    return [row(me, now), ...[...this.peers.values()].flatMap((p) => (p.snapshot ? [row(p.snapshot, p.lastSeen)] : []))];
+    const others = [...this.peers.values()].filter((p) => p.snapshot !== undefined);
+    const links = await Promise.all(others.map((p) => this.ping(p.node)));
+    return [row(me, Date.now(), null), ...others.map((p, i) => row(p.snapshot as NodeSnapshot, p.lastSeen, links[i] ?? null))];
+  }
+
+  private async ping(node: string): Promise<number | null> {
+    const started = process.hrtime.bigint();
+    try {
+      await this.transport.request(this.subjects.ping(node), encode({}), 1000);
+    } catch {
+      return null;
+    }
+    return Math.round(Number(process.hrtime.bigint() - started) / 1000) / 1000;
   }
 
   // ------------------------------------------------------------------------------------ announcing

@@ -56,5 +56,6 @@ export function subjects(name: string) {
     heartbeat: `flint.${name}.heartbeat`,
     snapshot: (node: string) => `flint.${name}.node.${node}.snapshot`,
     invoke: (node: string) => `flint.${name}.node.${node}.invoke`,
+    ping: (node: string) => `flint.${name}.node.${node}.ping`,
   };
 }
