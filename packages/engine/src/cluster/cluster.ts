@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { FlintError, type TriggerInfo, type WorkerInfo, formatError } from '@flint/protocol';
 import type { InternalHandler, InvocationContext } from '../core/api/functions.js';
 import type { RemoteView } from '../core/api/registry.js';
@@ -72,6 +73,8 @@ export class Cluster implements RemoteView {
   private stopped = false;
   private readonly log: Logger;
   private readonly remoteHandlers = new Map<string, InternalHandler>();
+  private readonly instance = randomUUID();
+  private warnedTwin = false;
   private readonly mirror: TriggerMirror;
 
   constructor(
@@ -118,7 +121,7 @@ export class Cluster implements RemoteView {
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.announceTimer);
     this.unsubscribe?.();
-    this.transport.publish(this.subjects.heartbeat, encode({ node: this.nodeId, seq: this.seq, leave: true } satisfies Heartbeat));
+    this.transport.publish(this.subjects.heartbeat, encode({ node: this.nodeId, instance: this.instance, seq: this.seq, leave: true } satisfies Heartbeat));
     for (const peer of [...this.peers.values()]) this.drop(peer, 'this engine is stopping');
   }
 
@@ -211,7 +214,7 @@ export class Cluster implements RemoteView {
   }
 
   private beat(hello: boolean): void {
-    const beat: Heartbeat = { node: this.nodeId, seq: this.seq };
+    const beat: Heartbeat = { node: this.nodeId, instance: this.instance, seq: this.seq };
     if (hello) beat.hello = true;
     this.transport.publish(this.subjects.heartbeat, encode(beat));
   }
@@ -251,7 +254,17 @@ export class Cluster implements RemoteView {
   // ------------------------------------------------------------------------------------ other engines
 
   private onHeartbeat(beat: Heartbeat | undefined): void {
-    if (!beat || typeof beat.node !== 'string' || beat.node === this.nodeId || this.stopped) return;
+    if (!beat || typeof beat.node !== 'string' || this.stopped) return;
+    if (beat.node === this.nodeId) {
+      if (beat.instance !== this.instance && !this.warnedTwin) {
+        this.warnedTwin = true;
+        this.log.error(
+          { node_id: this.nodeId },
+          `another engine of cluster ${this.settings.name} also uses node_id ${this.nodeId}: give each engine its own (cluster.node_id), or leave it unset`,
+        );
+      }
+      return;
+    }
     const known = this.peers.get(beat.node);
     if (beat.leave) {
       if (known) this.drop(known, 'it stopped');

@@ -19,6 +19,8 @@ export interface NodeSnapshot {
 /** A heartbeat (and, with `hello`, an engine joining): its node id and snapshot version. */
 export interface Heartbeat {
   node: string;
+  /** Random per engine process: two engines with one node_id tell each other apart by it. */
+  instance: string;
   seq: number;
   hello?: boolean;
   /** The engine is leaving (a graceful stop): drop it at once. */

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { spawnEngineScript } from '../support/child-engine.js';
 import { cleanup, track } from '../support/cleanup.js';
 import { startTestEngine } from '../support/harness.js';
+import { captureLog } from '../support/log-capture.js';
 import { gateService, programAvailable, serviceAvailable } from '../support/services/services.js';
 import { freePort, rejectsWith, sleep, uid, waitFor } from '../support/util.js';
 
@@ -227,6 +228,15 @@ describe.skipIf(!runNats)('cluster on NATS', () => {
     );
     expect(err?.name).toBe('ConfigError');
     expect(err?.message).toContain(`cluster.url: cannot reach NATS at nats://127.0.0.1:${port}`);
+  });
+
+  test('two engines with one node_id are told so', async () => {
+    const name = uid('c');
+    const log = captureLog('error');
+    const first = await startEngine({ config: { bridge: { port: 0 }, cluster: clusterOf(name, 'same') }, logger: log.logger });
+    track(() => first.stop());
+    await startNode(name, 'same');
+    await waitFor(() => log.records.some((r) => String(r.msg).includes('also uses node_id same')), 3000, 'the warning about the twin');
   });
 
   test('a cluster transport other than nats is refused by the config', async () => {
