@@ -25,7 +25,9 @@ function natsReachable(): Promise<string | undefined> {
 
 const problem = await natsReachable();
 if (problem && process.env.FLINT_REQUIRE_SERVICES !== '1') {
-  console.warn(`[skip] flint cluster tests: NATS at ${NATS.host}:${NATS.port} is not reachable: ${problem} (set FLINT_REQUIRE_SERVICES=1 to make this a failure)`);
+  console.warn(
+    `[skip] flint cluster tests: NATS at ${NATS.host}:${NATS.port} is not reachable: ${problem} (set FLINT_REQUIRE_SERVICES=1 to make this a failure)`,
+  );
 }
 const run = problem === undefined || process.env.FLINT_REQUIRE_SERVICES === '1';
 
