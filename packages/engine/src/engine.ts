@@ -13,6 +13,7 @@ import { AccessGate } from './core/bridge/access/gate.js';
 import type { AccessConfig } from './core/bridge/access/policy.js';
 import { BridgeServer } from './core/bridge/server.js';
 import { warnIfExposed } from './core/bridge/upgrade-guard.js';
+import type { BridgeDeps } from './core/bridge/worker-session.js';
 import { ChannelManager } from './core/channels.js';
 import { type EngineCore, ModuleScope } from './core/context.js';
 import { EnqueueRouter } from './core/enqueue.js';
@@ -164,7 +165,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     logger.child({ component: 'telemetry' }),
   );
   const enqueue = new EnqueueRouter();
-  const bridgeDeps = { functions, workers, invoker, triggers, channels, telemetry, enqueue, logger: logger.child({ component: 'bridge' }) };
+  const bridgeDeps: BridgeDeps = { functions, workers, invoker, triggers, channels, telemetry, enqueue, logger: logger.child({ component: 'bridge' }) };
   const bridges = config.bridges.map((listener, i) => {
     const fromEnv = config.fromEnv[`${listener.path}.port`];
     return {
@@ -232,10 +233,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
     cluster = new Cluster(
       transport,
       { name: settings.name, nodeId, heartbeatMs: settings.heartbeat_ms, expireMs: settings.expire_ms, version: ENGINE_VERSION },
-      { functions, workers, triggers, invoker, events, logger },
+      { channels, functions, workers, triggers, invoker, events, logger },
       () => bridgeUrl,
     );
     core.remote = cluster;
+    bridgeDeps.cluster = { channels: cluster.channels };
     const members = cluster;
     functions.registerInternalFunction(
       'flint-engine',

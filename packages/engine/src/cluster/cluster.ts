@@ -2,15 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { FlintError, type TriggerInfo, type WorkerInfo, formatError } from '@flint/protocol';
 import type { InternalHandler, InvocationContext } from '../core/api/functions.js';
 import type { RemoteView } from '../core/api/registry.js';
+import type { ChannelManager } from '../core/channels.js';
 import type { RegistryEvents } from '../core/events.js';
 import type { FunctionRegistry } from '../core/functions.js';
 import type { Invoker } from '../core/invoker.js';
 import type { Logger } from '../core/logger.js';
 import type { TriggerRegistry } from '../core/triggers.js';
 import type { WorkerRegistry } from '../core/workers.js';
+import { ChannelRelay } from './channel-relay.js';
 import { TriggerMirror } from './mirror.js';
 import { type ClusterTransport, TransportError } from './transport.js';
-import { type Heartbeat, type NodeSnapshot, type RemoteAnswer, type RemoteCall, decode, encode, subjects } from './wire.js';
+import { type Heartbeat, type NodeSnapshot, type RemoteAnswer, type RemoteCall, type Subjects, decode, encode, subjects } from './wire.js';
 
 export interface ClusterSettings {
   name: string;
@@ -21,6 +23,7 @@ export interface ClusterSettings {
 }
 
 export interface ClusterDeps {
+  channels: ChannelManager;
   functions: FunctionRegistry;
   workers: WorkerRegistry;
   triggers: TriggerRegistry;
@@ -62,7 +65,9 @@ const ANNOUNCE_DELAY_MS = 20;
  */
 export class Cluster implements RemoteView {
   private readonly peers = new Map<string, Peer>();
-  private readonly subjects: ReturnType<typeof subjects>;
+  private readonly subjects: Subjects;
+  /** Channels held by other engines, and this engine's relayed to them. */
+  readonly channels: ChannelRelay;
   private seq = 0;
   private lastContent = '';
   private snapshot: NodeSnapshot | undefined;
@@ -86,6 +91,7 @@ export class Cluster implements RemoteView {
     this.subjects = subjects(settings.name);
     this.log = deps.logger.child({ component: 'cluster' });
     this.mirror = new TriggerMirror(deps.triggers, this.log);
+    this.channels = new ChannelRelay(transport, this.subjects, settings.nodeId, deps.channels, this.log);
   }
 
   get nodeId(): string {
@@ -100,6 +106,7 @@ export class Cluster implements RemoteView {
     t.subscribe(this.subjects.invoke(this.nodeId), (data, reply) => this.serveCall(decode<RemoteCall>(data), reply));
     t.subscribe(this.subjects.ping(this.nodeId), (data, reply) => reply?.(data));
     t.onLink((up) => this.onLink(up));
+    this.channels.start();
     this.unsubscribe = this.deps.events.subscribe(() => this.scheduleAnnounce());
     this.currentSnapshot();
     this.beat(true);
@@ -128,6 +135,7 @@ export class Cluster implements RemoteView {
   /** Leaves (if not done yet) and closes the link, after the answers still on their way. */
   async close(): Promise<void> {
     this.leave();
+    this.channels.stop();
     await this.transport.close();
   }
 

@@ -48,14 +48,17 @@ export class NatsTransport implements ClusterTransport {
     }
   }
 
-  subscribe(subject: string, handler: (data: Uint8Array, reply: ((data: Uint8Array) => void) | undefined) => void): void {
-    this.nc.subscribe(subject, {
+  subscribe(subject: string, handler: (data: Uint8Array, reply: ((data: Uint8Array) => void) | undefined) => void): () => void {
+    const sub = this.nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return;
         const reply = msg.reply ? (data: Uint8Array) => msg.respond(data) : undefined;
         handler(msg.data, reply);
       },
     });
+    return () => {
+      if (!this.nc.isClosed()) sub.unsubscribe();
+    };
   }
 
   async request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Uint8Array> {

@@ -9,8 +9,8 @@ export interface ClusterTransport {
   /** False while the link to the server is down (the client reconnects by itself). */
   readonly up: boolean;
   publish(subject: string, data: Uint8Array): void;
-  /** `reply` is set when the sender waits for an answer (a request). */
-  subscribe(subject: string, handler: (data: Uint8Array, reply: ((data: Uint8Array) => void) | undefined) => void): void;
+  /** `reply` is set when the sender waits for an answer (a request). Returns what unsubscribes. */
+  subscribe(subject: string, handler: (data: Uint8Array, reply: ((data: Uint8Array) => void) | undefined) => void): () => void;
   /** Rejects with a TransportError: `no_responders`, `timeout` or `down`. */
   request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Uint8Array>;
   /** Called with false when the link goes down and true when it is back. */

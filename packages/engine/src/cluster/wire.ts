@@ -52,6 +52,8 @@ export function decode<T>(data: Uint8Array): T | undefined {
   }
 }
 
+export type Subjects = ReturnType<typeof subjects>;
+
 /** The subjects of cluster `name`. */
 export function subjects(name: string) {
   return {
@@ -59,5 +61,8 @@ export function subjects(name: string) {
     snapshot: (node: string) => `flint.${name}.node.${node}.snapshot`,
     invoke: (node: string) => `flint.${name}.node.${node}.invoke`,
     ping: (node: string) => `flint.${name}.node.${node}.ping`,
+    /** Every engine listens: the one holding the channel answers. */
+    channelOpen: `flint.${name}.channels.open`,
+    channelRelay: (node: string, relay: string) => `flint.${name}.node.${node}.channel.${relay}`,
   };
 }

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { type Engine, startEngine } from '@flint/engine';
 import { EngineFunctions, type FunctionInfo, type TriggerInfo, type WorkerInfo } from '@flint/protocol';
-import { type Worker, registerWorker } from '@flint/sdk';
+import { type ChannelReader, type Worker, http, registerWorker } from '@flint/sdk';
 import { afterEach, describe, expect, test } from 'vitest';
 import { spawnEngineScript } from '../support/child-engine.js';
 import { cleanup, track } from '../support/cleanup.js';
@@ -174,6 +174,50 @@ describe.skipIf(!runNats)('cluster on NATS', () => {
     expect(onA.filter((t) => t.function_id === 'b::hello').map((t) => t.engine)).toEqual(['b']);
     await wb.shutdown();
     await waitFor(async () => (await fetch(`${httpA}/hello/ada`)).status === 404, 3000, 'the route to go from engine a');
+  });
+
+  test('channels cross engines: a streamed answer, an upload, and a channel handed to a worker of another engine', async () => {
+    const name = uid('c');
+    const modules = [{ name: 'flint-http', config: { port: 0 } }];
+    const [a, b] = [await startTestEngine({ cluster: clusterOf(name, 'a'), modules }), await startTestEngine({ cluster: clusterOf(name, 'b'), modules })];
+    const wb = worker(b, 'wb');
+    wb.registerFunction(
+      'b::stream',
+      http(async (_req, res) => {
+        res.status(201);
+        res.headers({ 'content-type': 'text/plain' });
+        for (let i = 0; i < 3; i++) await res.write(`part ${i}\n`);
+        await res.write(Buffer.alloc(200_000, 120)); // several frames
+      }),
+    );
+    wb.registerFunction(
+      'b::upload',
+      http(async (req) => ({ status_code: 200, body: { bytes: (await req.request_body.readAll()).length } })),
+    );
+    wb.registerFunction('b::count', async (input: { reader: ChannelReader }) => (await input.reader.readAll()).length);
+    await wb.registerTrigger({ type: 'http', function_id: 'b::stream', config: { api_path: '/stream', http_method: 'GET' } }).ready;
+    await wb.registerTrigger({ type: 'http', function_id: 'b::upload', config: { api_path: '/upload', http_method: 'POST' } }).ready;
+    await converged([a], ['b::stream', 'b::upload', 'b::count']);
+    const httpA = a.listeners().find((l) => l.name === 'http')?.url;
+    await waitFor(async () => (await fetch(`${httpA}/stream`)).status === 201, 3000, 'the route on engine a');
+
+    const streamed = await fetch(`${httpA}/stream`);
+    expect(streamed.status).toBe(201);
+    expect(streamed.headers.get('content-type')).toBe('text/plain');
+    const body = Buffer.from(await streamed.arrayBuffer());
+    expect(body.subarray(0, 21).toString()).toBe('part 0\npart 1\npart 2\n');
+    expect(body.length).toBe(21 + 200_000);
+
+    const upload = await fetch(`${httpA}/upload`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: Buffer.alloc(300_000, 1) });
+    expect(await upload.json()).toEqual({ bytes: 300_000 });
+
+    // A worker on a makes a channel and hands its reader to a function on b.
+    const wa = worker(a, 'wa');
+    const channel = await wa.createChannel();
+    const counted = wa.trigger({ function_id: 'b::count', payload: { reader: channel.readerRef } });
+    await channel.writer.write(Buffer.alloc(100_000, 7));
+    channel.writer.close();
+    expect(await counted).toBe(100_000);
   });
 
   test('the trace context of a call travels to the other engine', async () => {

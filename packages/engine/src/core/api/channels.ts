@@ -1,4 +1,5 @@
 import type { ChannelRef } from '@flint/protocol';
+import type { WebSocket } from 'ws';
 
 /** One item of a channel: a text frame or a binary frame. */
 export type ChannelItem = { kind: 'text'; text: string } | { kind: 'binary'; data: Buffer };
@@ -25,6 +26,19 @@ export interface EngineChannel {
   readonly aborted: boolean;
   /** Removes the channel and closes any sockets attached to it (close `code`, default 1000). */
   destroy(reason?: string, code?: number): void;
+}
+
+/**
+ * The channels of the other engines of a cluster. A socket for a channel this engine does not hold
+ * (a worker connected here got the ref of a channel another engine made, e.g. for an HTTP request it
+ * serves) is relayed to the engine that holds it.
+ */
+export interface RemoteChannels {
+  /**
+   * Takes the `dir` end of channel `id` (checked with `key`) on the engine that holds it; resolves with
+   * what serves the socket then, or undefined when no engine holds that end free.
+   */
+  relay(id: string, key: string | null, dir: 'read' | 'write'): Promise<((ws: WebSocket) => void) | undefined>;
 }
 
 export interface ChannelService {

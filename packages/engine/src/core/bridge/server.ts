@@ -145,7 +145,18 @@ export class BridgeServer {
       // A worker arriving just after the engine finished with a channel (e.g. the HTTP client left)
       // gets a clean close instead of an error its stream may not handle.
       if (channels.wasClosed(id, key)) return this.sockets.handleUpgrade(req, socket, head, (ws) => ws.close(1000, 'channel closed'));
-      return refuseUpgrade(socket, 'channel_not_found', formatError('channel_not_found'));
+      const remote = this.deps.cluster?.channels;
+      if (!remote) return refuseUpgrade(socket, 'channel_not_found', formatError('channel_not_found'));
+      // Another engine of the cluster may hold it (it made the channel for a call it sent here).
+      void remote.relay(id, key, dir).then(
+        (serve) => {
+          if (socket.destroyed) return;
+          if (!serve) return refuseUpgrade(socket, 'channel_not_found', formatError('channel_not_found'));
+          this.sockets.handleUpgrade(req, socket, head, serve);
+        },
+        () => refuseUpgrade(socket, 'channel_not_found', formatError('channel_not_found')),
+      );
+      return;
     }
     this.sockets.handleUpgrade(req, socket, head, (ws) => {
       if (dir === 'read' ? channel.readerTaken : channel.writerTaken) return ws.close(1008, closeReason(1008, { direction: dir }));

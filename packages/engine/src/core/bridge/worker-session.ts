@@ -3,6 +3,7 @@ import type { RawData, WebSocket } from 'ws';
 import { toBuffer } from '../../lib/buffers.js';
 import { errorMessage } from '../../lib/errors.js';
 import { plural } from '../../lib/plural.js';
+import type { RemoteChannels } from '../api/channels.js';
 import type { ChannelManager } from '../channels.js';
 import type { EnqueueRouter } from '../enqueue.js';
 import type { FunctionRegistry } from '../functions.js';
@@ -25,6 +26,8 @@ export interface BridgeDeps {
   telemetry: TelemetryBuffer;
   enqueue: EnqueueRouter;
   logger: Logger;
+  /** Set once the engine joined a cluster: channels held by the other engines. */
+  cluster?: { channels?: RemoteChannels };
 }
 
 export interface SessionOptions extends RegistrationOptions {
