@@ -6,6 +6,8 @@ import type { FunctionInfo } from '@flint/protocol';
 import { ADAPTERS } from './adapters/index.js';
 import { Cluster } from './cluster/cluster.js';
 import { NatsTransport } from './cluster/nats.js';
+import { RedisTransport } from './cluster/redis.js';
+import type { ClusterTransport } from './cluster/transport.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { BridgeListenerConfig, EngineConfig } from './config/schema.js';
 import { AdapterTable } from './core/adapter-table.js';
@@ -224,9 +226,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
     const settings = config.cluster;
     if (!settings) return;
     const nodeId = settings.node_id ?? `${hostname().replace(/[^A-Za-z0-9_-]/g, '-')}-${process.pid}`;
-    let transport: NatsTransport;
+    let transport: ClusterTransport;
     try {
-      transport = await NatsTransport.open(settings.url, `flint-${nodeId}`, settings.connect_timeout_ms);
+      const open = settings.transport === 'redis' ? RedisTransport.open : NatsTransport.open;
+      const url = settings.url ?? (settings.transport === 'redis' ? 'redis://127.0.0.1:6379' : 'nats://127.0.0.1:4222');
+      transport = await open(url, `flint-${nodeId}`, settings.connect_timeout_ms);
     } catch (err) {
       throw new ConfigError([{ path: 'cluster.url', message: (err as Error).message }], config.configFile);
     }

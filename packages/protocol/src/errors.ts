@@ -59,7 +59,7 @@ export const ERROR_CODES = {
   queue_not_found: spec('Queue {queue} not found', 'No topic or named queue by this name is known.'),
   cluster_unavailable: spec(
     'Cannot call {function_id} on engine {engine}: {reason}',
-    'The function is provided only by another engine of the cluster, and the cluster transport (NATS) cannot reach it right now; local calls go on.',
+    'The function is provided only by another engine of the cluster, and the cluster transport (NATS or Redis) cannot reach it right now; local calls go on.',
   ),
   trigger_not_found: spec('Trigger {trigger_id} not found', 'No trigger with this id is registered (of the type the call expects).'),
   memory_exporter_not_enabled: spec(

@@ -114,7 +114,7 @@ export class Cluster implements RemoteView {
     this.heartbeatTimer.unref();
     this.log.info(
       { node_id: this.nodeId, cluster: this.settings.name, transport: t.shownUrl },
-      `joined cluster ${this.settings.name} as ${this.nodeId} (NATS at ${t.shownUrl})`,
+      `joined cluster ${this.settings.name} as ${this.nodeId} (${t.kind} at ${t.shownUrl})`,
     );
   }
 
@@ -241,11 +241,11 @@ export class Cluster implements RemoteView {
     if (!up) {
       this.log.warn(
         { transport: this.transport.shownUrl },
-        `lost the link to NATS at ${this.transport.shownUrl}: calls to other engines fail with cluster_unavailable until it is back`,
+        `lost the link to ${this.transport.kind} at ${this.transport.shownUrl}: calls to other engines fail with cluster_unavailable until it is back`,
       );
       // Their answers cannot come back over a link that is down (NATS would hold the requests until it is back).
       for (const peer of this.peers.values()) {
-        const reason = `the link to NATS at ${this.transport.shownUrl} went down during the call`;
+        const reason = `the link to ${this.transport.kind} at ${this.transport.shownUrl} went down during the call`;
         const failure = (functionId: string) =>
           new FlintError('cluster_unavailable', formatError('cluster_unavailable', { function_id: functionId, engine: peer.node, reason }));
         for (const [fail, functionId] of [...peer.calls]) fail(failure(functionId));
@@ -255,7 +255,7 @@ export class Cluster implements RemoteView {
     // Heartbeats could not arrive while the link was down: every engine gets a fresh start.
     const now = Date.now();
     for (const peer of this.peers.values()) peer.lastSeen = now;
-    this.log.info({ transport: this.transport.shownUrl }, `the link to NATS at ${this.transport.shownUrl} is back`);
+    this.log.info({ transport: this.transport.shownUrl }, `the link to ${this.transport.kind} at ${this.transport.shownUrl} is back`);
     this.beat(true);
   }
 
@@ -335,7 +335,7 @@ export class Cluster implements RemoteView {
   private forward(node: string, data: unknown, ctx: InvocationContext): Promise<unknown> {
     const peer = this.peers.get(node);
     if (!this.transport.up || !peer) {
-      const reason = !peer ? `engine ${node} left the cluster` : `the link to NATS at ${this.transport.shownUrl} is down`;
+      const reason = !peer ? `engine ${node} left the cluster` : `the link to ${this.transport.kind} at ${this.transport.shownUrl} is down`;
       return Promise.reject(new FlintError('cluster_unavailable', formatError('cluster_unavailable', { function_id: ctx.functionId, engine: node, reason })));
     }
     const timeoutMs = ctx.timeoutMs ?? 30_000;
@@ -367,7 +367,7 @@ export class Cluster implements RemoteView {
 
   private transportFailure(err: unknown, node: string, functionId: string): FlintError {
     if (err instanceof TransportError && err.kind === 'no_responders') {
-      return new FlintError('invocation_stopped', `Invocation stopped: engine ${node} is gone (nobody answers for it on NATS)`);
+      return new FlintError('invocation_stopped', `Invocation stopped: engine ${node} is gone (nobody answers for it on ${this.transport.kind})`);
     }
     if (err instanceof TransportError && err.kind === 'timeout') {
       return new FlintError('invocation_timeout', `Invocation of ${functionId} on engine ${node} got no answer: ${err.message}`);

@@ -21,6 +21,7 @@ interface PendingRequest {
  * request, answered or not (a third of the engine's time per forwarded call, measured by bench/cluster).
  */
 export class NatsTransport implements ClusterTransport {
+  readonly kind = 'NATS';
   readonly shownUrl: string;
   private linkUp = true;
   private readonly listeners: ((up: boolean) => void)[] = [];

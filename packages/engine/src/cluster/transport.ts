@@ -4,6 +4,8 @@
  * over a socket.
  */
 export interface ClusterTransport {
+  /** `NATS` or `Redis`, for messages. */
+  readonly kind: string;
   /** The server URL, for messages (credentials hidden). */
   readonly shownUrl: string;
   /** False while the link to the server is down (the client reconnects by itself). */

@@ -91,8 +91,9 @@ export const engineConfigSchema = z.strictObject({
   cluster: z
     .strictObject({
       /** The messaging system the engines meet on. */
-      transport: z.enum(['nats']),
-      url: z.string().min(1).default('nats://127.0.0.1:4222'),
+      transport: z.enum(['nats', 'redis']),
+      /** Default: nats://127.0.0.1:4222 or redis://127.0.0.1:6379, by transport. */
+      url: z.string().min(1).optional(),
       /** Engines with the same name form one cluster (a NATS subject token). */
       name: z
         .string()

@@ -13,25 +13,26 @@ import { spawnEngineScript } from '../support/child-engine.js';
 import { cleanup, track } from '../support/cleanup.js';
 import { startTestEngine } from '../support/harness.js';
 import { captureLog } from '../support/log-capture.js';
+import { SpareRedisServer } from '../support/services/redis-server.js';
 import { gateService, programAvailable, serviceAvailable } from '../support/services/services.js';
 import { freePort, rejectsWith, sleep, uid, waitFor } from '../support/util.js';
 
 const NATS_URL = process.env.FLINT_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+const REDIS_URL = process.env.FLINT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const runNats = gateService('cluster tests on NATS', await serviceAvailable('nats', NATS_URL));
-const natsServer = programAvailable('nats-server', ['--version']);
-const runRestart = runNats && gateService('cluster test restarting a NATS server of its own', natsServer);
+const runRedis = gateService('cluster tests on Redis', await serviceAvailable('redis', REDIS_URL));
+const runNatsRestart = runNats && gateService('cluster test restarting a NATS server of its own', programAvailable('nats-server', ['--version']));
+const runRedisRestart = runRedis && gateService('cluster test restarting a Redis server of its own', programAvailable('redis-server', ['--version']));
 const quiet = { warn() {}, error() {}, debug() {} };
 const childScript = fileURLToPath(new URL('../support/cluster-engine-process.mjs', import.meta.url));
 
 afterEach(cleanup);
 
-/** Cluster settings for a test: a name of its own, so tests never see each other's engines. */
-function clusterOf(name: string, node: string, url = NATS_URL) {
-  return { transport: 'nats', url, name, node_id: node, heartbeat_ms: 100, expire_ms: 800 };
-}
+type Transport = 'nats' | 'redis';
 
-async function startNode(name: string, node: string, url = NATS_URL): Promise<Engine> {
-  return startTestEngine({ cluster: clusterOf(name, node, url) });
+/** Cluster settings for a test: a name of its own, so tests never see each other's engines. */
+function clusterFor(transport: Transport, name: string, node: string, url = transport === 'nats' ? NATS_URL : REDIS_URL) {
+  return { transport, url, name, node_id: node, heartbeat_ms: 100, expire_ms: 800 };
 }
 
 function worker(engine: Engine, name: string): Worker {
@@ -58,8 +59,14 @@ async function converged(engines: Engine[], ids: string[]): Promise<void> {
   );
 }
 
-describe.skipIf(!runNats)('cluster on NATS', () => {
-  test('three engines: calls in every direction, and listings of the whole cluster', async () => {
+describe.each([
+  { transport: 'nats' as const, run: runNats },
+  { transport: 'redis' as const, run: runRedis },
+])('cluster on $transport', ({ transport, run }) => {
+  const clusterOf = (name: string, node: string, url?: string) => clusterFor(transport, name, node, url);
+  const startNode = (name: string, node: string, url?: string): Promise<Engine> => startTestEngine({ cluster: clusterOf(name, node, url) });
+
+  test.skipIf(!run)('three engines: calls in every direction, and listings of the whole cluster', async () => {
     const name = uid('c');
     const nodes = ['a', 'b', 'c'];
     const engines = await Promise.all(nodes.map((n) => startNode(name, n)));
@@ -128,7 +135,7 @@ describe.skipIf(!runNats)('cluster on NATS', () => {
     await rejectsWith(wa.trigger({ function_id: 'b::slow', payload: {}, timeoutMs: 200 }), 'invocation_timeout');
   });
 
-  test('triggers registered on one engine serve on every engine: an HTTP route, a state trigger, a queue subscriber', async () => {
+  test.skipIf(!run)('triggers registered on one engine serve on every engine: an HTTP route, a state trigger, a queue subscriber', async () => {
     const name = uid('c');
     const modules = [{ name: 'flint-http', config: { port: 0 } }, { name: 'flint-state' }, { name: 'flint-queue' }];
     const [a, b] = [await startTestEngine({ cluster: clusterOf(name, 'a'), modules }), await startTestEngine({ cluster: clusterOf(name, 'b'), modules })];
@@ -176,7 +183,7 @@ describe.skipIf(!runNats)('cluster on NATS', () => {
     await waitFor(async () => (await fetch(`${httpA}/hello/ada`)).status === 404, 3000, 'the route to go from engine a');
   });
 
-  test('channels cross engines: a streamed answer, an upload, and a channel handed to a worker of another engine', async () => {
+  test.skipIf(!run)('channels cross engines: a streamed answer, an upload, and a channel handed to a worker of another engine', async () => {
     const name = uid('c');
     const modules = [{ name: 'flint-http', config: { port: 0 } }];
     const [a, b] = [await startTestEngine({ cluster: clusterOf(name, 'a'), modules }), await startTestEngine({ cluster: clusterOf(name, 'b'), modules })];
@@ -220,7 +227,7 @@ describe.skipIf(!runNats)('cluster on NATS', () => {
     expect(await counted).toBe(100_000);
   });
 
-  test('the trace context of a call travels to the other engine', async () => {
+  test.skipIf(!run)('the trace context of a call travels to the other engine', async () => {
     const name = uid('c');
     const [a, b] = [await startNode(name, 'a'), await startNode(name, 'b')];
     let seen: string | undefined;
@@ -234,7 +241,7 @@ describe.skipIf(!runNats)('cluster on NATS', () => {
     expect(seen?.split('-')[1]).toBe('0af7651916cd43dd8448eb211c80319c');
   });
 
-  test('an engine that stops leaves at once: its functions go from the listings of the others', async () => {
+  test.skipIf(!run)('an engine that stops leaves at once: its functions go from the listings of the others', async () => {
     const name = uid('c');
     const a = await startNode(name, 'a');
     const b = await startEngine({ config: { bridge: { port: 0 }, log: { level: 'silent' }, cluster: clusterOf(name, 'b') } });
@@ -247,7 +254,7 @@ describe.skipIf(!runNats)('cluster on NATS', () => {
     await rejectsWith(a.invoke('b::soon-gone', {}), 'function_not_found');
   });
 
-  test('an engine killed mid-call: invocation_stopped, then its functions expire', async () => {
+  test.skipIf(!run)('an engine killed mid-call: invocation_stopped, then its functions expire', async () => {
     const name = uid('c');
     const a = await startNode(name, 'a');
     const child = await spawnEngineScript(childScript, [JSON.stringify(clusterOf(name, 'doomed'))]);
@@ -262,19 +269,24 @@ describe.skipIf(!runNats)('cluster on NATS', () => {
     await waitFor(async () => !(await functionsOf(a)).some((f) => f.function_id === 'doomed::sleep'), 3000, 'doomed::sleep to expire');
   });
 
-  test('an unreachable transport stops start-up with a clear error', async () => {
+  test.skipIf(!run)('an unreachable transport stops start-up with a clear error', async () => {
     const port = await freePort();
     const err = await startEngine({
-      config: { bridge: { port: 0 }, log: { level: 'silent' }, cluster: { ...clusterOf('x', 'a', `nats://127.0.0.1:${port}`), connect_timeout_ms: 1000 } },
+      config: {
+        bridge: { port: 0 },
+        log: { level: 'silent' },
+        cluster: { ...clusterOf('x', 'a', `${transport}://127.0.0.1:${port}`), connect_timeout_ms: 1000 },
+      },
     }).then(
       () => undefined,
       (e: unknown) => e as Error,
     );
     expect(err?.name).toBe('ConfigError');
-    expect(err?.message).toContain(`cluster.url: cannot reach NATS at nats://127.0.0.1:${port}`);
+    const scheme = transport === 'nats' ? 'NATS at nats' : 'Redis at redis';
+    expect(err?.message).toContain(`cluster.url: cannot reach ${scheme}://127.0.0.1:${port}`);
   });
 
-  test('two engines with one node_id are told so', async () => {
+  test.skipIf(!run)('two engines with one node_id are told so', async () => {
     const name = uid('c');
     const log = captureLog('error');
     const first = await startEngine({ config: { bridge: { port: 0 }, cluster: clusterOf(name, 'same') }, logger: log.logger });
@@ -283,7 +295,7 @@ describe.skipIf(!runNats)('cluster on NATS', () => {
     await waitFor(() => log.records.some((r) => String(r.msg).includes('also uses node_id same')), 3000, 'the warning about the twin');
   });
 
-  test('a cluster transport other than nats is refused by the config', async () => {
+  test.skipIf(!run)('a cluster transport other than nats is refused by the config', async () => {
     const err = await startEngine({ config: { log: { level: 'silent' }, cluster: { transport: 'carrier-pigeon' } } }).then(
       () => undefined,
       (e: unknown) => e as Error,
@@ -292,40 +304,53 @@ describe.skipIf(!runNats)('cluster on NATS', () => {
   });
 });
 
-describe.skipIf(!runRestart)('cluster when its NATS server restarts', () => {
-  test('calls to other engines fail with cluster_unavailable meanwhile, and resume by themselves', async () => {
+describe.each([
+  { transport: 'nats' as const, run: runNatsRestart },
+  { transport: 'redis' as const, run: runRedisRestart },
+])('cluster when its $transport server restarts', ({ transport, run }) => {
+  /** A server of the test's own, to kill and start again on the same port. */
+  async function ownServer(): Promise<{ url: string; kill(): Promise<void>; start(): Promise<void> }> {
+    if (transport === 'redis') {
+      const server = await SpareRedisServer.start();
+      track(() => server.stop());
+      return { url: server.url, kill: () => server.kill(), start: () => server.restart() };
+    }
     const port = await freePort();
     const url = `nats://127.0.0.1:${port}`;
-    const startServer = async () => {
+    let stop = async () => {};
+    const start = async () => {
       const server = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
       const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
-      track(async () => {
+      stop = async () => {
         server.kill('SIGKILL');
         await exited;
-      });
-      await waitFor(async () => (await serviceAvailable('nats', url, { timeoutMs: 200 })).available, 5000, 'the NATS server');
-      return {
-        stop: async () => {
-          server.kill('SIGKILL');
-          await exited;
-        },
       };
+      track(() => stop());
+      await waitFor(async () => (await serviceAvailable('nats', url, { timeoutMs: 200 })).available, 5000, 'the NATS server');
     };
-    let server = await startServer();
+    await start();
+    return { url, kill: () => stop(), start };
+  }
+
+  test.skipIf(!run)('calls to other engines fail with cluster_unavailable meanwhile, and resume by themselves', async () => {
+    const server = await ownServer();
     const name = uid('c');
-    const [a, b] = [await startNode(name, 'a', url), await startNode(name, 'b', url)];
+    const [a, b] = [
+      await startTestEngine({ cluster: clusterFor(transport, name, 'a', server.url) }),
+      await startTestEngine({ cluster: clusterFor(transport, name, 'b', server.url) }),
+    ];
     worker(b, 'wb').registerFunction('b::ping', async () => 'pong');
     const wa = worker(a, 'wa');
     wa.registerFunction('a::ping', async () => 'local pong');
     await converged([a], ['b::ping']);
     expect(await a.invoke('b::ping', {})).toBe('pong');
 
-    await server.stop();
+    await server.kill();
     await waitFor(async () => (await a.invoke('b::ping', {}).catch((e: { code: string }) => e.code)) === 'cluster_unavailable', 3000, 'cluster_unavailable');
     expect(await a.invoke('a::ping', {})).toBe('local pong'); // local calls go on
     await sleep(1200); // longer than expire_ms: engines are not dropped while nobody's heartbeats can arrive
 
-    server = await startServer();
+    await server.start();
     await waitFor(async () => (await a.invoke('b::ping', {}).catch((e: { code: string }) => e.code)) === 'pong', 8000, 'calls to b to resume');
   });
 });
