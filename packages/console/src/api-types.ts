@@ -96,6 +96,34 @@ export interface CronResponse {
   jobs: CronJob[];
 }
 
+/** One engine of a cluster, as `engine::cluster::members` lists it. */
+export interface ClusterMember {
+  /** Its `cluster.node_id`. */
+  node: string;
+  /** Its bridge URL (where its workers connect). */
+  bridge: string;
+  version: string;
+  started_at: number;
+  /** How long before the answer it was last heard from (0 for the console's own engine). */
+  last_seen_ms: number;
+  functions: number;
+  workers: number;
+}
+
+/**
+ * GET /_console/cluster: `engine::cluster::members`. Outside a cluster (the function is not
+ * registered) `available` is false, `cluster` and `node_id` null and `members` empty.
+ */
+export interface ClusterResponse {
+  available: boolean;
+  /** The cluster's name. */
+  cluster: string | null;
+  /** The `node_id` of the engine the console is connected to. */
+  node_id: string | null;
+  /** That engine first, then every other engine it knows. */
+  members: ClusterMember[];
+}
+
 /** POST /_console/invoke */
 export interface InvokeRequest {
   function_id: string;

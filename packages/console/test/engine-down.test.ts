@@ -52,6 +52,7 @@ describe('when the engine stops', () => {
     const calls: [string, string, unknown?][] = [
       ['GET', '/_console/functions'],
       ['GET', '/_console/workers'],
+      ['GET', '/_console/cluster'],
       ['GET', '/_console/triggers'],
       ['GET', '/_console/states'],
       ['GET', '/_console/queues'],

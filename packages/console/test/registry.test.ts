@@ -1,6 +1,7 @@
 /**
  * The read-only API against a real engine and workers: /_console/config, /status (connectivity and the
- * engine's modules with redacted config), /workers, /functions, /triggers and /cron.
+ * engine's modules with redacted config), /workers, /cluster (outside a cluster; inside one in
+ * cluster-api.test.ts), /functions, /triggers and /cron.
  */
 import { CONSOLE_VERSION } from '@flint/console';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,6 +83,16 @@ describe('GET /_console/workers', () => {
     expect(row).toBeDefined();
     expect(row.functions).toEqual(expect.arrayContaining([fn, cronFn]));
     expect(row.status).toBeTypeOf('string');
+  });
+});
+
+describe('GET /_console/cluster', () => {
+  it('answers available false outside a cluster (engine::cluster::members is not registered), and workers carry no engine', async () => {
+    const res = await env.api('GET', '/_console/cluster');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ available: false, cluster: null, node_id: null, members: [] });
+    const workers = await env.api('GET', '/_console/workers');
+    expect(workers.body.workers.every((w: Json) => !('engine' in w))).toBe(true);
   });
 });
 

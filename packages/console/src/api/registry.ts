@@ -1,9 +1,9 @@
 import { EngineFunctions } from '@flint/sdk';
-import type { CronJob, CronResponse, FunctionsResponse, TriggersResponse, WorkersResponse } from '../api-types.js';
+import type { ClusterResponse, CronJob, CronResponse, FunctionsResponse, TriggersResponse, WorkersResponse } from '../api-types.js';
 import type { Route } from '../http/router.js';
 import { queryFlag } from './fields.js';
 
-/** Workers, functions, triggers and cron jobs: the engine's listings. */
+/** Workers, functions, triggers, cron jobs and the cluster's engines: the engine's listings. */
 export const registryRoutes: Route[] = [
   {
     method: 'GET',
@@ -36,6 +36,15 @@ export const registryRoutes: Route[] = [
     handler: async ({ link }): Promise<CronResponse> => {
       const listing = await link.callOptional<{ triggers: CronJob[] }>('engine::cron::list', {});
       return { available: listing !== undefined, jobs: listing?.triggers ?? [] };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/_console/cluster',
+    handler: async ({ link }): Promise<ClusterResponse> => {
+      const answer = await link.callOptional<Omit<ClusterResponse, 'available'>>('engine::cluster::members', {});
+      if (answer === undefined) return { available: false, cluster: null, node_id: null, members: [] };
+      return { available: true, cluster: answer.cluster, node_id: answer.node_id, members: answer.members };
     },
   },
 ];

@@ -17,6 +17,9 @@
  *   live events flow from then on).
  * - `env.api` sends `x-flint-console: 1` on every non-GET call and, when the console has a token, the
  *   token as `Authorization: Bearer` (both can be turned off per call).
+ * - With `cluster` (see `clusterConfig` in ./services.ts) the engine joins a cluster on NATS; start the
+ *   other engines with `startTestEngine(modules, {cluster})` and connect workers to them with
+ *   `env.worker(setup, options, otherEngine)`.
  *
  * Lower-level pieces for other set-ups: `consoleFlagsFor(engine)` (the console flags that point at an
  * engine's real ports), `startTestConsole(flags)` (a console with quiet logs), `closedPort()`,
@@ -85,9 +88,12 @@ export function consoleTestModules(queue: Record<string, unknown> = {}): EngineM
   ];
 }
 
-/** Starts an engine with `modules` (default `consoleTestModules()`), its bridge on port 0 and silent logs. */
-export function startTestEngine(modules: EngineModuleConfig[] = consoleTestModules()): Promise<Engine> {
-  return startEngine({ config: { bridge: { port: 0 }, log: { level: 'silent' }, modules } });
+/**
+ * Starts an engine with `modules` (default `consoleTestModules()`), its bridge on port 0 and silent logs;
+ * `config` adds top-level settings (e.g. `{cluster: clusterConfig(name, 'b')}`).
+ */
+export function startTestEngine(modules: EngineModuleConfig[] = consoleTestModules(), config: Record<string, unknown> = {}): Promise<Engine> {
+  return startEngine({ config: { bridge: { port: 0 }, log: { level: 'silent' }, modules, ...config } });
 }
 
 const portOf = (engine: Engine, name: string): number => {
@@ -161,9 +167,11 @@ export interface ConsoleEnv {
   api<T = Json>(method: string, path: string, body?: unknown, options?: ApiCallOptions): Promise<ApiResult<T>>;
   /**
    * Connects a worker to the engine (a unique name unless given), lets `setup` register things before
-   * it connects, and resolves once the engine lists it. It is shut down by `close()`.
+   * it connects, and resolves once the engine lists it. It is shut down by `close()`. With `on`, it
+   * connects to that engine instead (another engine of the cluster), and resolves once the console's
+   * engine lists it.
    */
-  worker(setup?: (w: Worker) => void, options?: WorkerOptions): Promise<Worker>;
+  worker(setup?: (w: Worker) => void, options?: WorkerOptions, on?: Engine): Promise<Worker>;
   /** Stops the engine (the console keeps running and reconnecting); `close()` does not stop it again. */
   stopEngine(): Promise<void>;
   /** Closes the console, shuts the workers down and stops the engine. */
@@ -179,11 +187,16 @@ export interface ConsoleEnvOptions {
   extraModules?: EngineModuleConfig[];
   /** Console flags over `consoleFlagsFor(engine)`. */
   consoleFlags?: ConsoleFlags;
+  /** The engine's `cluster` config (see `clusterConfig` in ./services.js). */
+  cluster?: Record<string, unknown>;
 }
 
 /** Starts an engine and a console connected to it; see the top of this file. */
 export async function startConsoleEnv(options: ConsoleEnvOptions = {}): Promise<ConsoleEnv> {
-  const engine = await startTestEngine([...consoleTestModules(options.queue), ...(options.extraModules ?? [])]);
+  const engine = await startTestEngine(
+    [...consoleTestModules(options.queue), ...(options.extraModules ?? [])],
+    options.cluster ? { cluster: options.cluster } : {},
+  );
   let server: ConsoleServer;
   try {
     server = await startTestConsole({ ...consoleFlagsFor(engine), token: options.token, ...options.consoleFlags });
@@ -211,9 +224,9 @@ export async function startConsoleEnv(options: ConsoleEnvOptions = {}): Promise<
       if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') parsed = JSON.parse(text);
       return { status: res.status, headers: res.headers, body: parsed as never };
     },
-    async worker(setup, workerOptions = {}) {
+    async worker(setup, workerOptions = {}, on = engine) {
       const name = workerOptions.workerName ?? uid('worker');
-      const w = registerWorker(engine.bridgeUrl, { reconnect: { initialDelayMs: 50, maxDelayMs: 200 }, log: quietLog, ...workerOptions, workerName: name });
+      const w = registerWorker(on.bridgeUrl, { reconnect: { initialDelayMs: 50, maxDelayMs: 200 }, log: quietLog, ...workerOptions, workerName: name });
       workers.push(w);
       setup?.(w);
       await waitFor(

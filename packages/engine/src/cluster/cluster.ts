@@ -296,8 +296,10 @@ export class Cluster implements RemoteView {
     }
     if (!snapshot || this.peers.get(peer.node) !== peer || snapshot.seq < peer.seq) return;
     const joined = peer.snapshot === undefined;
+    const previous = peer.snapshot;
     peer.seq = snapshot.seq;
     peer.snapshot = snapshot;
+    this.announceChanges(previous, snapshot);
     this.deps.functions.setRemoteFunctions(peer.node, snapshot.functions, this.remoteHandler(peer.node));
     this.mirror.sync(peer.node, snapshot.triggers);
     if (joined) {
@@ -309,9 +311,35 @@ export class Cluster implements RemoteView {
     if (snapshot.seq < seq) void this.fetchSnapshot(peer, seq);
   }
 
+  /**
+   * Tells this engine's registry listeners (`engine::workers-available`, `engine::triggers-available`,
+   * consoles) what changed on another engine: its workers and triggers are part of the listings too.
+   * (Its functions are registry entries here, which announce themselves.)
+   */
+  private announceChanges(before: NodeSnapshot | undefined, after: NodeSnapshot | undefined): void {
+    const events = this.deps.events;
+    const workersBefore = new Map((before?.workers ?? []).map((w) => [w.id, JSON.stringify(w)]));
+    const workersAfter = new Map((after?.workers ?? []).map((w) => [w.id, JSON.stringify(w)]));
+    for (const [id, text] of workersAfter) {
+      const old = workersBefore.get(id);
+      if (old === undefined) events.emit(() => ({ type: 'worker_connected', worker_id: id }));
+      else if (old !== text) events.emit(() => ({ type: 'worker_metadata_updated', worker_id: id }));
+    }
+    for (const id of workersBefore.keys()) if (!workersAfter.has(id)) events.emit(() => ({ type: 'worker_disconnected', worker_id: id }));
+    const triggersAfter = new Set((after?.triggers ?? []).map((t) => t.id));
+    const triggersBefore = new Set((before?.triggers ?? []).map((t) => t.id));
+    for (const t of after?.triggers ?? []) {
+      if (!triggersBefore.has(t.id)) events.emit(() => ({ type: 'trigger_added', trigger_id: t.id, trigger_type: t.trigger_type, function_id: t.function_id }));
+    }
+    for (const t of before?.triggers ?? []) {
+      if (!triggersAfter.has(t.id)) events.emit(() => ({ type: 'trigger_removed', trigger_id: t.id, trigger_type: t.trigger_type, function_id: t.function_id }));
+    }
+  }
+
   private drop(peer: Peer, why: string): void {
     if (this.peers.get(peer.node) !== peer) return;
     this.peers.delete(peer.node);
+    this.announceChanges(peer.snapshot, undefined);
     this.remoteHandlers.delete(peer.node);
     this.deps.functions.dropRemote(peer.node);
     this.mirror.drop(peer.node);

@@ -227,6 +227,29 @@ describe.each([
     expect(await counted).toBe(100_000);
   });
 
+  test.skipIf(!run)("another engine's workers coming and going fire engine::workers-available here", async () => {
+    const name = uid('c');
+    const [a, b] = [await startNode(name, 'a'), await startNode(name, 'b')];
+    const fired: unknown[] = [];
+    const watcher = worker(a, 'watcher');
+    watcher.registerFunction('a::workers-changed', async (event: unknown) => {
+      fired.push(event);
+    });
+    await watcher.registerTrigger({ type: 'engine::workers-available', function_id: 'a::workers-changed', config: {} }).ready;
+    await sleep(300);
+    fired.length = 0;
+    const onB = registerWorker(b.bridgeUrl, { workerName: 'no-functions-on-b', log: quiet });
+    await waitFor(() => fired.length > 0, 3000, 'engine::workers-available on a for the worker on b');
+    await waitFor(
+      async () => (await list<WorkerInfo>(a, EngineFunctions.LIST_WORKERS, 'workers')).some((w) => w.name === 'no-functions-on-b'),
+      3000,
+      'the worker on b listed on a',
+    );
+    fired.length = 0;
+    await onB.shutdown();
+    await waitFor(() => fired.length > 0, 3000, 'engine::workers-available on a when it left');
+  });
+
   test.skipIf(!run)('the trace context of a call travels to the other engine', async () => {
     const name = uid('c');
     const [a, b] = [await startNode(name, 'a'), await startNode(name, 'b')];

@@ -62,11 +62,11 @@ export function LiveProvider({ children }: { children: ReactNode }) {
             lastBridge = event.state;
             break;
           case 'functions':
-            invalidate('functions', 'workers', 'triggers', 'cron');
+            invalidate('functions', 'workers', 'triggers', 'cron', 'cluster');
             break;
           case 'workers':
             // A worker's functions come and go with their own `functions` event.
-            invalidate('workers');
+            invalidate('workers', 'cluster');
             break;
           case 'triggers':
             invalidate('triggers', 'cron');

@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import type {
+  ClusterResponse,
   ConsoleConfig,
   ConsoleStatus,
   CronResponse,
@@ -21,9 +22,32 @@ export function useStatus() {
   return useQuery({ queryKey: ['status'], queryFn: () => api.get<ConsoleStatus>('_console/status'), refetchInterval: 15_000 });
 }
 
+/**
+ * How often cluster listings are refetched, pushed updates or not: the engine pushes other engines'
+ * workers coming and going, but not their load (calls in flight) nor when each engine was last heard from.
+ */
+export const CLUSTER_POLL_MS = 5000;
+
+/** Whether a worker listing comes from a cluster (every worker then carries `engine`). */
+export const isClustered = (workers: readonly { engine?: string }[] | undefined): boolean => workers?.some((w) => w.engine !== undefined) === true;
+
 export function useWorkers() {
   const poll = usePollWhenOffline();
-  return useQuery({ queryKey: ['workers'], queryFn: () => api.get<WorkersResponse>('_console/workers'), refetchInterval: poll });
+  return useQuery({
+    queryKey: ['workers'],
+    queryFn: () => api.get<WorkersResponse>('_console/workers'),
+    refetchInterval: (query) => (isClustered(query.state.data?.workers) ? CLUSTER_POLL_MS : poll),
+  });
+}
+
+/** The cluster's engines (`engine::cluster::members`); asked only when `enabled` (the workers carry `engine`). */
+export function useCluster(enabled: boolean) {
+  return useQuery({
+    queryKey: ['cluster'],
+    queryFn: () => api.get<ClusterResponse>('_console/cluster'),
+    enabled,
+    refetchInterval: enabled ? CLUSTER_POLL_MS : false,
+  });
 }
 
 /** The functions list query (shared by the hook and the Functions route's loader, which starts it before the page's code has loaded). */

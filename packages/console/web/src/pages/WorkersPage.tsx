@@ -1,19 +1,25 @@
-import { Link, getRouteApi } from '@tanstack/react-router';
+import { getRouteApi } from '@tanstack/react-router';
 import { useMemo, useRef } from 'react';
 import type { WorkerInfo } from '../../../src/api-types.js';
 import { EmptyState } from '../components/EmptyState.js';
 import { ErrorBox } from '../components/ErrorBox.js';
-import { absoluteTime, matches, relativeTime, shortId, useNow } from '../lib/format.js';
-import { useConsoleConfig, useWorkers } from '../lib/queries.js';
+import { matches, useNow } from '../lib/format.js';
+import { isClustered, useCluster, useConsoleConfig, useWorkers } from '../lib/queries.js';
 import { useUrlText } from '../lib/url-text.js';
 import { LoadingLine } from './PageStatus.js';
-import { WorkerDetail, WorkerGone, statusTone } from './workers/WorkerDetail.js';
+import { EngineGroups } from './workers/EngineGroups.js';
+import { groupByEngine } from './workers/groups.js';
+import { WorkerDetail, WorkerGone } from './workers/WorkerDetail.js';
+import { WorkerTable } from './workers/WorkerTable.js';
 import './pages.css';
 import './workers.css';
 
 const route = getRouteApi('/workers');
 
-/** Workers: every connected worker, its runtime and load; select one for its details and functions. */
+/**
+ * Workers: every connected worker, its runtime and load; select one for its details and functions.
+ * In a cluster (the workers carry `engine`) they are grouped by engine, the console's own first.
+ */
 export function WorkersPage() {
   const search = route.useSearch();
   const navigate = route.useNavigate();
@@ -27,10 +33,15 @@ export function WorkersPage() {
   const seen = useRef(new Map<string, WorkerInfo>());
   for (const w of all ?? []) seen.current.set(w.id, w);
 
+  const clustered = isClustered(all);
+  const cluster = useCluster(clustered);
+
   const list = useMemo(
-    () => [...(all ?? [])].filter((w) => matches(q, w.name, w.id, w.runtime)).sort((a, b) => a.connected_at_ms - b.connected_at_ms),
+    () => [...(all ?? [])].filter((w) => matches(q, w.name, w.id, w.runtime, w.engine)).sort((a, b) => a.connected_at_ms - b.connected_at_ms),
     [all, q],
   );
+  const groups = useMemo(() => (clustered ? groupByEngine(all ?? [], list, cluster.data, Boolean(q)) : []), [clustered, all, list, cluster.data, q]);
+  const selfNode = cluster.data?.available ? (cluster.data.node_id ?? undefined) : undefined;
   const selected = search.worker ? all?.find((w) => w.id === search.worker) : undefined;
   const bridgeUrl = config.data?.engine.bridge_url ?? 'ws://127.0.0.1:49134';
 
@@ -43,11 +54,17 @@ export function WorkersPage() {
             {q ? `${list.length} of ${all.length}` : all.length}
           </span>
         )}
+        {clustered && cluster.data?.available && (
+          <span className="muted small" data-testid="cluster-summary">
+            cluster <span className="mono">{cluster.data.cluster}</span> · {cluster.data.members.length}{' '}
+            {cluster.data.members.length === 1 ? 'engine' : 'engines'}
+          </span>
+        )}
         <span className="spacer" />
         <input
           type="search"
           className="input search-input"
-          placeholder="Filter by name, id or runtime  ( / )"
+          placeholder={clustered ? 'Filter by name, id, runtime or engine  ( / )' : 'Filter by name, id or runtime  ( / )'}
           aria-label="Filter workers"
           data-search
           value={q}
@@ -81,74 +98,27 @@ export function WorkersPage() {
                   <ErrorBox error={workers.error} />
                 </div>
               )}
-              <table className="table workers-table">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Runtime</th>
-                    <th scope="col" className="num">
-                      PID
-                    </th>
-                    <th scope="col">Connected</th>
-                    <th scope="col" className="num">
-                      Functions
-                    </th>
-                    <th scope="col" className="num">
-                      In flight
-                    </th>
-                    <th scope="col">Status</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((w) => {
-                    const isSelected = w.id === search.worker;
-                    return (
-                      <tr key={w.id} data-testid="worker-row" data-worker-id={w.id} className={isSelected ? 'selected' : undefined}>
-                        <td>
-                          <Link
-                            to="/workers"
-                            search={{ q: search.q, worker: w.id }}
-                            className="stretched-link"
-                            aria-current={isSelected ? 'true' : undefined}
-                            title={w.id}
-                          >
-                            {w.name ?? <span className="mono">{shortId(w.id)}</span>}
-                          </Link>
-                          {w.internal && <span className="badge small"> internal</span>}
-                        </td>
-                        <td>
-                          {w.runtime}
-                          {w.version && <span className="muted"> {w.version}</span>}
-                        </td>
-                        <td className="num mono">{w.pid ?? '—'}</td>
-                        <td>
-                          <time dateTime={new Date(w.connected_at_ms).toISOString()} title={absoluteTime(w.connected_at_ms)}>
-                            {relativeTime(w.connected_at_ms, now)}
-                          </time>
-                        </td>
-                        <td className="num">{w.function_count}</td>
-                        <td className="num">
-                          {w.active_invocations > 0 ? (
-                            <span className="inflight" title={`${w.active_invocations} calls in flight`}>
-                              {w.active_invocations}
-                            </span>
-                          ) : (
-                            <span className="muted">0</span>
-                          )}
-                        </td>
-                        <td>
-                          <span className={`badge ${statusTone(w.status)}`}>{w.status}</span>
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
+              {clustered ? (
+                <EngineGroups
+                  groups={groups}
+                  membersKnown={cluster.data?.available === true}
+                  membersAt={cluster.dataUpdatedAt}
+                  selected={search.worker}
+                  q={search.q}
+                  now={now}
+                />
+              ) : (
+                <WorkerTable workers={list} selected={search.worker} q={search.q} now={now} />
+              )}
             </>
           )}
         </section>
         {search.worker &&
-          (selected ? <WorkerDetail worker={selected} now={now} /> : all ? <WorkerGone id={search.worker} last={seen.current.get(search.worker)} /> : null)}
+          (selected ? (
+            <WorkerDetail worker={selected} now={now} selfNode={selfNode} />
+          ) : all ? (
+            <WorkerGone id={search.worker} last={seen.current.get(search.worker)} />
+          ) : null)}
       </div>
     </div>
   );

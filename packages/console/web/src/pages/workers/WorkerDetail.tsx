@@ -67,8 +67,11 @@ function Metrics({ metrics }: { metrics: Record<string, unknown> }) {
   );
 }
 
-/** The selected worker: every field the engine reports, its metrics and its functions. */
-export function WorkerDetail({ worker: w, now }: { worker: WorkerInfo; now: number }) {
+/**
+ * The selected worker: every field the engine reports, its metrics and its functions. In a cluster,
+ * the engine it is connected to (`selfNode`: the console's own engine, when known).
+ */
+export function WorkerDetail({ worker: w, now, selfNode }: { worker: WorkerInfo; now: number; selfNode?: string }) {
   const fns = [...w.functions].sort();
   return (
     <aside className="detail" aria-labelledby="worker-detail-title" data-testid="worker-detail">
@@ -104,6 +107,15 @@ export function WorkerDetail({ worker: w, now }: { worker: WorkerInfo; now: numb
         <dd className="mono">{w.pid ?? <span className="muted">unknown</span>}</dd>
         <dt>Isolation</dt>
         <dd>{w.isolation ?? <span className="muted">none</span>}</dd>
+        {w.engine !== undefined && (
+          <>
+            <dt>Engine</dt>
+            <dd data-testid="worker-engine">
+              <span className="mono">{w.engine}</span>
+              {w.engine === selfNode && <span className="muted"> (this engine)</span>}
+            </dd>
+          </>
+        )}
         <dt>Connected at</dt>
         <dd>
           <time dateTime={new Date(w.connected_at_ms).toISOString()}>{absoluteTime(w.connected_at_ms)}</time>{' '}
