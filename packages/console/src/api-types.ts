@@ -10,7 +10,7 @@
  * origin cannot add it without a CORS preflight, which the console never grants.
  */
 
-import type { FunctionInfo, TriggerInfo, TriggerTypeInfo, WorkerInfo } from '@flint/protocol';
+import type { ClusterMember, FunctionInfo, TriggerInfo, TriggerTypeInfo, WorkerInfo } from '@flint/protocol';
 
 /** The header every mutating call must carry. */
 export const MUTATION_HEADER = 'x-flint-console';
@@ -96,19 +96,7 @@ export interface CronResponse {
   jobs: CronJob[];
 }
 
-/** One engine of a cluster, as `engine::cluster::members` lists it. */
-export interface ClusterMember {
-  /** Its `cluster.node_id`. */
-  node: string;
-  /** Its bridge URL (where its workers connect). */
-  bridge: string;
-  version: string;
-  started_at: number;
-  /** How long before the answer it was last heard from (0 for the console's own engine). */
-  last_seen_ms: number;
-  functions: number;
-  workers: number;
-}
+export type { ClusterMember };
 
 /**
  * GET /_console/cluster: `engine::cluster::members`. Outside a cluster (the function is not

@@ -57,6 +57,29 @@ export interface TriggerInfo {
   engine?: string;
 }
 
+/** One engine of a cluster, as `engine::cluster::members` lists it (this engine first). */
+export interface ClusterMember {
+  /** Its `cluster.node_id`. */
+  node: string;
+  /** Its first bridge listener's URL (where its workers connect). */
+  bridge: string;
+  version: string;
+  started_at: number;
+  /** How long before the answer it was last heard from (0 for the answering engine). */
+  last_seen_ms: number;
+  /** Round trip of a ping over the cluster transport (ms); null for the answering engine, or when it did not answer. */
+  link_ms: number | null;
+  functions: number;
+  workers: number;
+}
+
+/** The answer of `engine::cluster::members`. */
+export interface ClusterMembers {
+  cluster: string;
+  node_id: string;
+  members: ClusterMember[];
+}
+
 export interface TriggerTypeInfo {
   id: string;
   description: string;

@@ -1,4 +1,4 @@
-import type { WorkerInfo } from '@flint/sdk';
+import type { ClusterMembers as Members, WorkerInfo } from '@flint/protocol';
 import { CliError, withModule } from '../client.js';
 import { table } from '../table.js';
 
@@ -6,23 +6,6 @@ export interface ClusterCommandOptions {
   json?: boolean;
   url?: string;
   token?: string;
-}
-
-interface Member {
-  node: string;
-  bridge: string;
-  version: string;
-  started_at: number;
-  last_seen_ms: number;
-  link_ms: number | null;
-  functions: number;
-  workers: number;
-}
-
-interface Members {
-  cluster: string;
-  node_id: string;
-  members: Member[];
 }
 
 /** `flint cluster`: the engines of the cluster with their link latency, then every worker by engine. */

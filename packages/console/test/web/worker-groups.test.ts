@@ -25,6 +25,7 @@ const member = (node: string, last_seen_ms = 0): ClusterMember => ({
   version: '0.1.0',
   started_at: 0,
   last_seen_ms,
+  link_ms: null,
   functions: 0,
   workers: 0,
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { FlintError, type TriggerInfo, type WorkerInfo, formatError } from '@flint/protocol';
+import { type ClusterMember, FlintError, type TriggerInfo, type WorkerInfo, formatError } from '@flint/protocol';
 import type { InternalHandler, InvocationContext } from '../core/api/functions.js';
 import type { RemoteView } from '../core/api/registry.js';
 import type { ChannelManager } from '../core/channels.js';
@@ -30,19 +30,6 @@ export interface ClusterDeps {
   invoker: Invoker;
   events: RegistryEvents;
   logger: Logger;
-}
-
-/** One engine of the cluster, as `engine::cluster::members` shows it. */
-export interface ClusterMember {
-  node: string;
-  bridge: string;
-  version: string;
-  started_at: number;
-  last_seen_ms: number;
-  /** Round trip of a ping over the transport (ms), null for this engine or when it did not answer. */
-  link_ms: number | null;
-  functions: number;
-  workers: number;
 }
 
 interface Peer {
@@ -332,7 +319,8 @@ export class Cluster implements RemoteView {
       if (!triggersBefore.has(t.id)) events.emit(() => ({ type: 'trigger_added', trigger_id: t.id, trigger_type: t.trigger_type, function_id: t.function_id }));
     }
     for (const t of before?.triggers ?? []) {
-      if (!triggersAfter.has(t.id)) events.emit(() => ({ type: 'trigger_removed', trigger_id: t.id, trigger_type: t.trigger_type, function_id: t.function_id }));
+      if (!triggersAfter.has(t.id))
+        events.emit(() => ({ type: 'trigger_removed', trigger_id: t.id, trigger_type: t.trigger_type, function_id: t.function_id }));
     }
   }
 

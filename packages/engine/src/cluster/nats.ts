@@ -1,15 +1,9 @@
 import { type NatsConnection, ErrorCode as NatsErrorCode, connect, createInbox } from 'nats';
-import { type ClusterTransport, TransportError } from './transport.js';
+import { type ClusterTransport, PendingRequests, TransportError } from './transport.js';
 
 /** Hides a password in a server URL. */
 function shown(url: string): string {
   return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
-}
-
-interface PendingRequest {
-  resolve: (data: Uint8Array) => void;
-  reject: (err: TransportError) => void;
-  timer: NodeJS.Timeout;
 }
 
 /**
@@ -26,8 +20,7 @@ export class NatsTransport implements ClusterTransport {
   private linkUp = true;
   private readonly listeners: ((up: boolean) => void)[] = [];
   private readonly inbox = createInbox();
-  private readonly pending = new Map<number, PendingRequest>();
-  private nextRequest = 0;
+  private readonly pending = new PendingRequests();
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -40,13 +33,9 @@ export class NatsTransport implements ClusterTransport {
       callback: (err, msg) => {
         if (err) return;
         const id = Number(msg.subject.slice(prefix));
-        const request = this.pending.get(id);
-        if (!request) return;
-        this.pending.delete(id);
-        clearTimeout(request.timer);
         // The server answers a request nobody subscribed to with a 503 status of its own.
-        if (msg.headers?.code === 503) request.reject(new TransportError('no_responders', 'nobody answers on that subject'));
-        else request.resolve(msg.data);
+        if (msg.headers?.code === 503) this.pending.fail(id, new TransportError('no_responders', 'nobody answers on that subject'));
+        else this.pending.answer(id, msg.data);
       },
     });
   }
@@ -99,21 +88,13 @@ export class NatsTransport implements ClusterTransport {
 
   request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
     if (!this.up) return Promise.reject(new TransportError('down', `the link to NATS at ${this.shownUrl} is down`));
-    const id = this.nextRequest++;
-    return new Promise<Uint8Array>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new TransportError('timeout', `no answer within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      try {
-        this.nc.publish(subject, data, { reply: `${this.inbox}.${id}` });
-      } catch (err) {
-        this.pending.delete(id);
-        clearTimeout(timer);
-        reject(new TransportError('down', err instanceof Error ? err.message : String(err)));
-      }
-    });
+    const { id, reply } = this.pending.open(timeoutMs);
+    try {
+      this.nc.publish(subject, data, { reply: `${this.inbox}.${id}` });
+    } catch (err) {
+      this.pending.fail(id, new TransportError('down', err instanceof Error ? err.message : String(err)));
+    }
+    return reply;
   }
 
   onLink(listener: (up: boolean) => void): void {
@@ -121,11 +102,7 @@ export class NatsTransport implements ClusterTransport {
   }
 
   async close(): Promise<void> {
-    for (const [id, request] of this.pending) {
-      this.pending.delete(id);
-      clearTimeout(request.timer);
-      request.reject(new TransportError('down', 'the cluster link is closing'));
-    }
+    this.pending.failAll(new TransportError('down', 'the cluster link is closing'));
     if (this.nc.isClosed()) return;
     try {
       await this.nc.drain();

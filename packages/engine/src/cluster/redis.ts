@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { type ClusterTransport, TransportError } from './transport.js';
+import { type ClusterTransport, PendingRequests, TransportError } from './transport.js';
 
 /** Hides a password in a server URL. */
 function shown(url: string): string {
@@ -26,12 +26,6 @@ function open(message: Buffer): { reply: string | undefined; data: Uint8Array } 
   return { reply: message.subarray(3, 3 + length).toString('utf8'), data: message.subarray(3 + length) };
 }
 
-interface PendingRequest {
-  resolve: (data: Uint8Array) => void;
-  reject: (err: TransportError) => void;
-  timer: NodeJS.Timeout;
-}
-
 /**
  * The cluster over Redis pub/sub: a connection for PUBLISH and one for SUBSCRIBE. Requests carry a
  * reply channel of this engine's (`<inbox>:<n>`, one pattern subscription) in the message envelope; a
@@ -44,8 +38,7 @@ export class RedisTransport implements ClusterTransport {
   private readonly handlers = new Map<string, (data: Uint8Array, reply: ((data: Uint8Array) => void) | undefined) => void>();
   private readonly listeners: ((up: boolean) => void)[] = [];
   private readonly inbox = `flint-inbox.${randomUUID()}`;
-  private readonly pending = new Map<number, PendingRequest>();
-  private nextRequest = 0;
+  private readonly pending = new PendingRequests();
   private linkUp = true;
 
   private constructor(
@@ -112,20 +105,14 @@ export class RedisTransport implements ClusterTransport {
 
   request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
     if (!this.up) return Promise.reject(new TransportError('down', `the link to Redis at ${this.shownUrl} is down`));
-    const id = this.nextRequest++;
-    return new Promise<Uint8Array>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new TransportError('timeout', `no answer within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      this.pub.publish(subject, envelope(data, `${this.inbox}:${id}`)).then(
-        (receivers) => {
-          if (receivers === 0) this.settle(id, new TransportError('no_responders', 'nobody answers on that subject'));
-        },
-        (err: unknown) => this.settle(id, new TransportError('down', err instanceof Error ? err.message : String(err))),
-      );
-    });
+    const { id, reply } = this.pending.open(timeoutMs);
+    this.pub.publish(subject, envelope(data, `${this.inbox}:${id}`)).then(
+      (receivers) => {
+        if (receivers === 0) this.pending.fail(id, new TransportError('no_responders', 'nobody answers on that subject'));
+      },
+      (err: unknown) => this.pending.fail(id, new TransportError('down', err instanceof Error ? err.message : String(err))),
+    );
+    return reply;
   }
 
   onLink(listener: (up: boolean) => void): void {
@@ -133,7 +120,7 @@ export class RedisTransport implements ClusterTransport {
   }
 
   async close(): Promise<void> {
-    for (const id of [...this.pending.keys()]) this.settle(id, new TransportError('down', 'the cluster link is closing'));
+    this.pending.failAll(new TransportError('down', 'the cluster link is closing'));
     this.listeners.length = 0;
     await Promise.all([this.pub.quit().catch(() => this.pub.disconnect()), this.sub.quit().catch(() => this.sub.disconnect())]);
   }
@@ -147,20 +134,7 @@ export class RedisTransport implements ClusterTransport {
   }
 
   private onReply(channel: string, message: Buffer): void {
-    const id = Number(channel.slice(this.inbox.length + 1));
-    const request = this.pending.get(id);
-    if (!request) return;
-    this.pending.delete(id);
-    clearTimeout(request.timer);
-    request.resolve(open(message).data);
-  }
-
-  private settle(id: number, err: TransportError): void {
-    const request = this.pending.get(id);
-    if (!request) return;
-    this.pending.delete(id);
-    clearTimeout(request.timer);
-    request.reject(err);
+    this.pending.answer(Number(channel.slice(this.inbox.length + 1)), open(message).data);
   }
 
   private setLink(): void {

@@ -20,6 +20,47 @@ export interface ClusterTransport {
   close(): Promise<void>;
 }
 
+/**
+ * Requests waiting for their reply, by a number the transport puts in the reply subject: each settles
+ * once, with the reply, a TransportError, or `timeout` after its time.
+ */
+export class PendingRequests {
+  private readonly pending = new Map<number, { resolve: (data: Uint8Array) => void; reject: (err: TransportError) => void; timer: NodeJS.Timeout }>();
+  private next = 0;
+
+  /** A new request: its number, and the promise its reply settles. */
+  open(timeoutMs: number): { id: number; reply: Promise<Uint8Array> } {
+    const id = this.next++;
+    const reply = new Promise<Uint8Array>((resolve, reject) => {
+      const timer = setTimeout(() => this.fail(id, new TransportError('timeout', `no answer within ${timeoutMs} ms`)), timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+    });
+    return { id, reply };
+  }
+
+  answer(id: number, data: Uint8Array): void {
+    const request = this.take(id);
+    request?.resolve(data);
+  }
+
+  fail(id: number, err: TransportError): void {
+    const request = this.take(id);
+    request?.reject(err);
+  }
+
+  failAll(err: TransportError): void {
+    for (const id of [...this.pending.keys()]) this.fail(id, err);
+  }
+
+  private take(id: number) {
+    const request = this.pending.get(id);
+    if (!request) return undefined;
+    this.pending.delete(id);
+    clearTimeout(request.timer);
+    return request;
+  }
+}
+
 export class TransportError extends Error {
   constructor(
     readonly kind: 'no_responders' | 'timeout' | 'down',
