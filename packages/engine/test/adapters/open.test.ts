@@ -97,7 +97,7 @@ describe('openAdapter', () => {
 
   test('a reference that is not {name, config}, or a config the adapter’s schema rejects, fails with every problem and no config values', async () => {
     expect(await invalid(openKv('redis'))).toContain('expected {name, config}');
-    expect(await invalid(openKv({ config: {} }))).toContain('name: expected the name of a kv adapter (known: kv, redis)');
+    expect(await invalid(openKv({ config: {} }))).toContain('name: expected the name of a kv adapter (known: kv, redis, bridge)');
     const message = await invalid(openKv({ name: 'redis', config: { redis_url: 6379, pasword: 'hunter2' }, extra: true }));
     expect(message).toContain('config.redis_url:');
     expect(message).toContain('pasword');

@@ -137,8 +137,8 @@ describe('ctx.adapter', () => {
   it('reports an unknown adapter name at load, with its path and the known kv adapters', () => {
     const rec = newRecorder();
     const error = loadError(rec, { name: 'nope' });
-    expect(error.problems).toEqual([{ path: 'modules[0].config.adapter.name', message: 'unknown kv adapter "nope" (known: kv, redis, test-memo)' }]);
-    expect(error.message).toBe('modules[0].config.adapter.name: unknown kv adapter "nope" (known: kv, redis, test-memo)');
+    expect(error.problems).toEqual([{ path: 'modules[0].config.adapter.name', message: 'unknown kv adapter "nope" (known: kv, redis, bridge, test-memo)' }]);
+    expect(error.message).toBe('modules[0].config.adapter.name: unknown kv adapter "nope" (known: kv, redis, bridge, test-memo)');
     expect(rec.events).toEqual([]);
   });
 

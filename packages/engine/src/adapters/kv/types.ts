@@ -44,6 +44,11 @@ export interface KvStore {
   listGroups(): Promise<string[]>;
   /** Flushes and releases the store (locks, connections). */
   close(): Promise<void>;
+  /**
+   * Only a store kept by another engine (`bridge`): applies `state::update` operations there, where an
+   * updater (code of this engine) cannot go. `update` is not offered by such a store.
+   */
+  forwardUpdate?(scope: string, key: string, ops: unknown): Promise<{ existed: boolean; old_value: unknown; new_value: unknown; errors?: unknown[] }>;
 }
 
 declare module '../../core/api/adapters.js' {

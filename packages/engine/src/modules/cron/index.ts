@@ -1,3 +1,4 @@
+import { FlintError } from '@flint/protocol';
 import type { EngineModule, ModuleContext, ModuleDefinition } from '../../core/module-api.js';
 import { type CronConfig, cronConfigSchema } from './config.js';
 import { registerCronFunctions } from './functions.js';
@@ -17,6 +18,9 @@ class CronModule implements EngineModule {
     // A lock or store that cannot be opened stops start-up; the engine closes both after the module's stop.
     const locks = await ctx.adapter('lock', this.config.adapter);
     const store = await ctx.adapter('kv', this.config.store);
+    if (store.forwardUpdate) {
+      throw new FlintError('store_unavailable', "flint-cron's store cannot be a bridge: claiming a slot needs an atomic update of this engine's own (use kv or redis)");
+    }
     const jobs = new CronJobs(ctx, locks, store, this.config);
     this.jobs = jobs;
     ctx.registerTriggerType(

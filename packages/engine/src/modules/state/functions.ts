@@ -98,6 +98,14 @@ export function registerStateFunctions(ctx: ModuleContext, store: KvStore, trigg
       const scope = text(d, 'scope');
       const key = text(d, 'key');
       const ops = parseOps(d.ops);
+      if (store.forwardUpdate) {
+        // Another engine keeps the state: it applies the operations (checked here first) atomically.
+        const forwarded = await store.forwardUpdate(scope, key, d.ops);
+        fireChange(call, scope, key, forwarded.existed, forwarded.old_value, forwarded.new_value);
+        const answer: Record<string, unknown> = { old_value: forwarded.old_value, new_value: forwarded.new_value };
+        if (forwarded.errors && forwarded.errors.length > 0) answer.errors = forwarded.errors;
+        return answer;
+      }
       const result = await store.update(scope, key, (current) => {
         const { value, errors } = applyOps(current, ops);
         checkSize('the updated value', value);
