@@ -19,7 +19,10 @@ class CronModule implements EngineModule {
     const locks = await ctx.adapter('lock', this.config.adapter);
     const store = await ctx.adapter('kv', this.config.store);
     if (store.forwardUpdate) {
-      throw new FlintError('store_unavailable', "flint-cron's store cannot be a bridge: claiming a slot needs an atomic update of this engine's own (use kv or redis)");
+      throw new FlintError(
+        'store_unavailable',
+        "flint-cron's store cannot be a bridge: claiming a slot needs an atomic update of this engine's own (use kv or redis)",
+      );
     }
     const jobs = new CronJobs(ctx, locks, store, this.config);
     this.jobs = jobs;
