@@ -66,6 +66,19 @@ export interface StreamStore {
   /** Calls `listener` with every published frame (this engine's and, when shared, the others') until the returned function is called. */
   subscribe(listener: (frame: StreamFrame) => void): () => void;
   close(): Promise<void>;
+  /**
+   * Only a store whose frames come from elsewhere on demand (`bridge`): this engine's clients joined
+   * (`watch`) or left (`unwatch`) the group, once per subscription.
+   */
+  watch?(stream: string, group: string): void;
+  unwatch?(stream: string, group: string): void;
+  /** Only a store kept by another engine (`bridge`): applies `stream::update` operations there; `update` is not offered. */
+  forwardUpdate?(
+    stream: string,
+    group: string,
+    item: string,
+    ops: unknown,
+  ): Promise<{ existed: boolean; old_value: unknown; new_value: unknown; errors?: unknown[] }>;
 }
 
 declare module '../../core/api/adapters.js' {

@@ -47,6 +47,16 @@ export class StreamHub {
     return this.store.publish(frameOf(message));
   }
 
+  /** A connection of this engine joined a group (or an item of it): a store whose frames come on demand fetches them. */
+  watch(stream: string, group: string): void {
+    this.store.watch?.(stream, group);
+  }
+
+  /** The connection left it again. */
+  unwatch(stream: string, group: string): void {
+    this.store.unwatch?.(stream, group);
+  }
+
   /** Runs the `stream` triggers of a change or event this engine made (in the background). */
   fireTriggers(message: StreamMessage, trace: TraceContext): void {
     this.triggers.fire(message, trace);

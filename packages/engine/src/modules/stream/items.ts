@@ -87,6 +87,14 @@ export class StreamItems {
       const write = customWrite(custom, await this.ctx.invoke(custom, { ...this.input(ref), ops }, trace), true);
       return this.announce(write, this.message(ref, timestamp, write.existed, write.new_value));
     }
+    if (this.store.forwardUpdate) {
+      // Another engine keeps the streams: it applies the operations (checked here first) and announces the change.
+      const forwarded = await this.store.forwardUpdate(ref.stream, ref.group, ref.item, ops);
+      const { existed, old_value, new_value, errors } = forwarded;
+      const write: ItemWrite = { existed, old_value, new_value, message: this.message(ref, timestamp, existed, new_value) };
+      if (errors?.length) write.errors = errors as OpError[];
+      return write;
+    }
     const head = frameHead(ref.stream, ref.group, ref.item, timestamp);
     const result = await this.store.update<OpError[]>(
       ref.stream,

@@ -94,6 +94,7 @@ export class StreamSessions {
     const subscription: Subscription = { id: subscriptionId, stream, group, item };
     connection.subscriptions.set(subscriptionId, subscription);
     this.hub.index.add(connection, stream, group, item);
+    this.hub.watch(stream, group);
     const sync = await this.syncData(subscription);
     if (sync !== undefined && connection.subscriptions.get(subscriptionId) === subscription) {
       connection.deliver(JSON.stringify(streamMessage(stream, group, item, sync)), stream);
@@ -117,6 +118,7 @@ export class StreamSessions {
   private unsubscribe(connection: StreamConnection, subscription: Subscription): void {
     connection.subscriptions.delete(subscription.id);
     this.hub.index.remove(connection, subscription.stream, subscription.group, subscription.item);
+    this.hub.unwatch(subscription.stream, subscription.group);
   }
 
   /** The sync a join gets: the item, or the group's items; undefined when they cannot be read (no sync then). */
