@@ -5,11 +5,13 @@ import { CLUSTER_OWNER, type TriggerRegistry } from '../core/triggers.js';
 /**
  * Trigger types whose triggers every engine of a cluster applies, whichever engine they were registered
  * on. Each fits because an event happens on exactly one engine: an HTTP request reaches one engine's
- * flint-http, a state change goes through one engine's flint-state, and a queue's consumers compete for
- * each message (on a shared Redis or RabbitMQ backend; on the builtin one a topic's messages stay with
- * the engine they were published on and its consumer calls the function wherever it is).
+ * flint-http, a state or stream change goes through one engine's module (which alone runs the triggers,
+ * even on a shared store), a stream client joins and leaves on the engine it is connected to, and a
+ * queue's consumers compete for each message (on a shared Redis or RabbitMQ backend; on the builtin one
+ * a topic's messages stay with the engine they were published on and its consumer calls the function
+ * wherever it is).
  */
-export const MIRRORED_TYPES: ReadonlySet<string> = new Set(['http', 'state', 'durable:subscriber']);
+export const MIRRORED_TYPES: ReadonlySet<string> = new Set(['http', 'state', 'stream', 'stream:join', 'stream:leave', 'durable:subscriber']);
 
 /**
  * Applies other engines' triggers of the mirrored types here, as triggers of this engine owned by the

@@ -250,6 +250,32 @@ describe.each([
     await waitFor(() => fired.length > 0, 3000, 'engine::workers-available on a when it left');
   });
 
+  test.skipIf(!run)('a stream trigger registered on one engine fires once for a change made through any engine; a cron slot fires once', async () => {
+    const name = uid('c');
+    const modules = [{ name: 'flint-stream', config: { port: 0 } }, { name: 'flint-cron' }];
+    const [a, b] = [await startTestEngine({ cluster: clusterOf(name, 'a'), modules }), await startTestEngine({ cluster: clusterOf(name, 'b'), modules })];
+    const wb = worker(b, 'wb');
+    const changes: string[] = [];
+    wb.registerFunction('b::on-stream', async (event: { event: { type: string }; id: string }) => {
+      changes.push(`${event.event.type}:${event.id}`);
+    });
+    await wb.registerTrigger({ type: 'stream', function_id: 'b::on-stream', config: { stream_name: 'scores' } }).ready;
+    const slots: string[] = [];
+    wb.registerFunction('b::tick', async (run: { scheduled_time: string }) => {
+      slots.push(run.scheduled_time);
+    });
+    await wb.registerTrigger({ type: 'cron', function_id: 'b::tick', config: { expression: '* * * * * *' } }).ready;
+    await converged([a], ['b::on-stream', 'b::tick']);
+    await sleep(200);
+    await a.invoke('stream::set', { stream_name: 'scores', group_id: 'g', item_id: 'via-a', data: 1 });
+    await b.invoke('stream::set', { stream_name: 'scores', group_id: 'g', item_id: 'via-b', data: 2 });
+    await waitFor(() => changes.length >= 2, 3000, 'two stream changes');
+    await sleep(2500);
+    expect(changes.sort()).toEqual(['create:via-a', 'create:via-b']);
+    expect(slots.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(slots).size).toBe(slots.length); // each slot once
+  });
+
   test.skipIf(!run)('the trace context of a call travels to the other engine', async () => {
     const name = uid('c');
     const [a, b] = [await startNode(name, 'a'), await startNode(name, 'b')];
