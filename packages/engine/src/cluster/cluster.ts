@@ -11,6 +11,7 @@ import type { TriggerRegistry } from '../core/triggers.js';
 import type { WorkerRegistry } from '../core/workers.js';
 import { ChannelRelay } from './channel-relay.js';
 import { TriggerMirror } from './mirror.js';
+import { RemoteTriggerTypes } from './remote-types.js';
 import { type ClusterTransport, TransportError } from './transport.js';
 import { type Heartbeat, type NodeSnapshot, type RemoteAnswer, type RemoteCall, type Subjects, decode, encode, subjects } from './wire.js';
 
@@ -68,6 +69,7 @@ export class Cluster implements RemoteView {
   private readonly instance = randomUUID();
   private warnedTwin = false;
   private readonly mirror: TriggerMirror;
+  private readonly remoteTypes: RemoteTriggerTypes;
 
   constructor(
     private readonly transport: ClusterTransport,
@@ -78,6 +80,7 @@ export class Cluster implements RemoteView {
     this.subjects = subjects(settings.name);
     this.log = deps.logger.child({ component: 'cluster' });
     this.mirror = new TriggerMirror(deps.triggers, this.log);
+    this.remoteTypes = new RemoteTriggerTypes(transport, this.subjects, settings.nodeId, deps.triggers, this.log);
     this.channels = new ChannelRelay(transport, this.subjects, settings.nodeId, deps.channels, this.log);
   }
 
@@ -94,6 +97,7 @@ export class Cluster implements RemoteView {
     t.subscribe(this.subjects.ping(this.nodeId), (data, reply) => reply?.(data));
     t.onLink((up) => this.onLink(up));
     this.channels.start();
+    this.remoteTypes.start();
     this.unsubscribe = this.deps.events.subscribe(() => this.scheduleAnnounce());
     this.currentSnapshot();
     this.beat(true);
@@ -180,6 +184,7 @@ export class Cluster implements RemoteView {
       functions: functions.localWorkerFunctions(),
       workers: workers.list(false),
       triggers: triggers.list(true),
+      trigger_types: triggers.workerTypes(),
     };
     const text = JSON.stringify(content);
     if (text !== this.lastContent || this.snapshot === undefined) {
@@ -289,6 +294,7 @@ export class Cluster implements RemoteView {
     this.announceChanges(previous, snapshot);
     this.deps.functions.setRemoteFunctions(peer.node, snapshot.functions, this.remoteHandler(peer.node));
     this.mirror.sync(peer.node, snapshot.triggers);
+    this.remoteTypes.sync(peer.node, snapshot.trigger_types ?? []);
     if (joined) {
       this.log.info(
         { node_id: peer.node, functions: snapshot.functions.length, workers: snapshot.workers.length },
@@ -331,6 +337,7 @@ export class Cluster implements RemoteView {
     this.remoteHandlers.delete(peer.node);
     this.deps.functions.dropRemote(peer.node);
     this.mirror.drop(peer.node);
+    this.remoteTypes.drop(peer.node);
     const stopped = new FlintError('invocation_stopped', `Invocation stopped: engine ${peer.node} left the cluster (${why})`);
     for (const fail of [...peer.calls.keys()]) fail(stopped);
     if (!this.stopped) this.log.warn({ node_id: peer.node }, `engine ${peer.node} left the cluster: ${why}`);

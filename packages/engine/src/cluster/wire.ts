@@ -1,4 +1,4 @@
-import type { ErrorBody, TriggerInfo, WorkerInfo } from '@flint/protocol';
+import type { ErrorBody, TriggerInfo, TriggerTypeInfo, WorkerInfo } from '@flint/protocol';
 import type { FunctionDefinition } from '../core/api/functions.js';
 import type { RemoteWorkerRef } from '../core/functions.js';
 
@@ -14,6 +14,8 @@ export interface NodeSnapshot {
   functions: (FunctionDefinition & { workers: RemoteWorkerRef[] })[];
   workers: WorkerInfo[];
   triggers: TriggerInfo[];
+  /** Trigger types its workers provide: triggers of these types registered on other engines are forwarded to it. */
+  trigger_types: TriggerTypeInfo[];
 }
 
 /** A heartbeat (and, with `hello`, an engine joining): its node id and snapshot version. */
@@ -61,6 +63,7 @@ export function subjects(name: string) {
     snapshot: (node: string) => `flint.${name}.node.${node}.snapshot`,
     invoke: (node: string) => `flint.${name}.node.${node}.invoke`,
     ping: (node: string) => `flint.${name}.node.${node}.ping`,
+    triggers: (node: string) => `flint.${name}.node.${node}.triggers`,
     /** Every engine listens: the one holding the channel answers. */
     channelOpen: `flint.${name}.channels.open`,
     channelRelay: (node: string, relay: string) => `flint.${name}.node.${node}.channel.${relay}`,

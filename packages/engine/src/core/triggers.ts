@@ -166,6 +166,17 @@ export class TriggerRegistry {
     return this.types.has(id);
   }
 
+  /** The trigger types this engine's workers provide (what a cluster tells the other engines). */
+  workerTypes(): TriggerTypeInfo[] {
+    const out: TriggerTypeInfo[] = [];
+    for (const { def, ownerConn } of this.types.values()) {
+      if (!ownerConn) continue;
+      const { configSchema: _schema, ...info } = def;
+      out.push(info);
+    }
+    return out;
+  }
+
   /** Who registered trigger `id`, if it exists. */
   holder(id: string): Holder | undefined {
     const state = this.triggers.get(id);

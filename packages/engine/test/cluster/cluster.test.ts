@@ -276,6 +276,52 @@ describe.each([
     expect(new Set(slots).size).toBe(slots.length); // each slot once
   });
 
+  test.skipIf(!run)('a trigger type a worker of another engine provides serves triggers registered here', async () => {
+    const name = uid('c');
+    const [a, b] = [await startNode(name, 'a'), await startNode(name, 'b')];
+    const provider = worker(b, 'webhooks-on-b');
+    const applied = new Map<string, { function_id: string; config: { path?: string } }>();
+    provider.registerTriggerType(
+      { id: 'webhook', description: 'incoming webhooks' },
+      {
+        registerTrigger: (t: { id: string; function_id: string; config: { path?: string } }) => {
+          if (!t.config.path?.startsWith('/')) throw new Error('path must start with /');
+          applied.set(t.id, t);
+        },
+        unregisterTrigger: (t: { id: string }) => {
+          applied.delete(t.id);
+        },
+      },
+    );
+    const wa = worker(a, 'user-on-a');
+    const hooks: unknown[] = [];
+    wa.registerFunction('a::on-hook', async (event: unknown) => {
+      hooks.push(event);
+      return null;
+    });
+    await waitFor(
+      async () =>
+        ((await a.invoke(EngineFunctions.LIST_TRIGGER_TYPES, {})) as { trigger_types: { id: string }[] }).trigger_types.some((t) => t.id === 'webhook'),
+      3000,
+      'the webhook type to be provided on a',
+    );
+    const good = wa.registerTrigger({ type: 'webhook', function_id: 'a::on-hook', config: { path: '/orders' } });
+    expect(await good.ready).toEqual({ parked: false });
+    const seen = [...applied.values()];
+    expect(seen.map((t) => [t.function_id, t.config])).toEqual([['a::on-hook', { path: '/orders' }]]);
+    // The provider on b fires it: the function on a runs.
+    await provider.trigger({ function_id: seen[0]?.function_id as string, payload: { order: 1 } });
+    expect(hooks).toEqual([{ order: 1 }]);
+    const bad = wa.registerTrigger({ type: 'webhook', function_id: 'a::on-hook', config: { path: 'orders' } });
+    const refused = await bad.ready.then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(refused?.message).toContain('path must start with /');
+    good.unregister();
+    await waitFor(() => applied.size === 0, 3000, 'the trigger to be removed from the provider on b');
+  });
+
   test.skipIf(!run)('the trace context of a call travels to the other engine', async () => {
     const name = uid('c');
     const [a, b] = [await startNode(name, 'a'), await startNode(name, 'b')];
