@@ -1,27 +1,12 @@
 import { z } from 'zod';
 import type { AdapterFactory } from '../../core/api/adapters.js';
-import { BridgeClient } from '../shared/bridge-client.js';
+import { BridgeClient, type ForwardedChange as Change, bridgeClientConfig } from '../shared/bridge-client.js';
 import type { KvEntry, KvStore, KvUpdateResult, KvWriteResult } from './types.js';
 
 /** The config of the `bridge` kv adapter. */
-export const bridgeKvConfigSchema = z
-  .strictObject({
-    /** The engine that holds the state. */
-    bridge_url: z.string().min(1).default('ws://127.0.0.1:49134'),
-    /** Its bridge token, if it has one (else `FLINT_BRIDGE_TOKEN`'s value is not sent: the engines may differ). */
-    token: z.string().min(1).optional(),
-    timeout_ms: z.number().int().positive().default(10_000),
-    connect_timeout_ms: z.number().int().positive().default(5000),
-  })
-  .prefault({});
+export const bridgeKvConfigSchema = z.strictObject(bridgeClientConfig).prefault({});
 
 export type BridgeKvConfig = z.output<typeof bridgeKvConfigSchema>;
-
-interface Change {
-  old_value: unknown;
-  new_value: unknown;
-  errors?: unknown[];
-}
 
 /**
  * State kept by another engine: every operation is that engine's `state::*` function, called over its
@@ -59,9 +44,9 @@ export class BridgeKvStore implements KvStore {
   }
 
   /** The other engine's `state::update` with these operations, as it answers. */
-  async forwardUpdate(scope: string, key: string, ops: unknown): Promise<Change & { existed: boolean }> {
+  async forwardUpdate(scope: string, key: string, ops: unknown): Promise<{ existed: boolean; old_value: unknown; new_value: unknown; errors?: unknown[] }> {
     const change = await this.client.call<Change>('state::update', { scope, key, ops });
-    return { ...change, existed: change.old_value !== null };
+    return { existed: change.old_value !== null, old_value: change.old_value, new_value: change.new_value ?? null, errors: change.errors };
   }
 
   list(scope: string): Promise<unknown[]> {
@@ -102,10 +87,6 @@ export const bridgeKvAdapter: AdapterFactory<'kv', BridgeKvConfig> = {
   description: "another engine's state, over its bridge (bridge_url): every call is forwarded there",
   configSchema: bridgeKvConfigSchema,
   open: async (config, env) => {
-    const client = await BridgeClient.open(
-      { url: config.bridge_url, token: config.token, timeoutMs: config.timeout_ms, connectTimeoutMs: config.connect_timeout_ms, label: 'the state bridge' },
-      env.logger,
-    );
-    return new BridgeKvStore(client);
+    return new BridgeKvStore(await BridgeClient.fromConfig(config, 'the state bridge', env.logger));
   },
 };

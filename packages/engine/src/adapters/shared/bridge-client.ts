@@ -1,7 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import { type ErrorBody, FlintError, decodeEngineFrame } from '@flint/protocol';
 import WebSocket from 'ws';
+import { z } from 'zod';
 import type { Logger } from '../../core/logger.js';
+
+/** The config keys every `bridge` adapter has: where the other engine's bridge is and how to call it. */
+export const bridgeClientConfig = {
+  /** The engine that holds the data: its worker bridge. */
+  bridge_url: z.string().min(1).default('ws://127.0.0.1:49134'),
+  /** Its bridge token, if it has one (this engine's own `FLINT_BRIDGE_TOKEN` is not sent: the engines may differ). */
+  token: z.string().min(1).optional(),
+  /** A call with no answer within this time fails with `store_unavailable`. */
+  timeout_ms: z.number().int().positive().default(10_000),
+  /** How long start-up waits for the first connection. */
+  connect_timeout_ms: z.number().int().positive().default(5000),
+};
+
+/** What a forwarded write answers: `state::set`/`update`, `stream::set`/`update`/`delete`. */
+export interface ForwardedChange {
+  old_value: unknown;
+  new_value?: unknown;
+  errors?: unknown[];
+}
 
 export interface BridgeClientOptions {
   /** The other engine's bridge, e.g. `ws://central:49134`. */
@@ -43,6 +63,18 @@ export class BridgeClient {
     private readonly log: Logger,
   ) {
     this.shownUrl = hideToken(options.url);
+  }
+
+  /** Opens the client an adapter's config describes (`bridgeClientConfig`); `label` names the adapter in messages. */
+  static fromConfig(
+    config: { bridge_url: string; token?: string; timeout_ms: number; connect_timeout_ms: number },
+    label: string,
+    log: Logger,
+  ): Promise<BridgeClient> {
+    return BridgeClient.open(
+      { url: config.bridge_url, token: config.token, timeoutMs: config.timeout_ms, connectTimeoutMs: config.connect_timeout_ms, label },
+      log,
+    );
   }
 
   /** Connects; rejects with `store_unavailable` when the engine cannot be reached (start-up fails then). */

@@ -4,32 +4,21 @@ import { z } from 'zod';
 import type { AdapterFactory } from '../../core/api/adapters.js';
 import type { Logger } from '../../core/logger.js';
 import type { KvEntry, KvUpdateResult, KvWriteResult } from '../kv/types.js';
-import { BridgeClient } from '../shared/bridge-client.js';
+import { BridgeClient, type ForwardedChange as Change, bridgeClientConfig } from '../shared/bridge-client.js';
 import type { StreamFrame, StreamGroups, StreamStore } from './types.js';
 
 /** The config of the `bridge` stream adapter. */
 export const bridgeStreamConfigSchema = z
   .strictObject({
-    /** The engine that holds the streams: its worker bridge (for the stream::* calls). */
-    bridge_url: z.string().min(1).default('ws://127.0.0.1:49134'),
+    ...bridgeClientConfig,
     /** Its stream listener (for the frames of the groups this engine's clients joined). */
     stream_url: z.string().min(1).default('ws://127.0.0.1:3112'),
-    /** Its bridge token, if it has one. */
-    token: z.string().min(1).optional(),
     /** Its stream listener's token (`?token=` is added), if its auth function asks for one. */
     stream_token: z.string().min(1).optional(),
-    timeout_ms: z.number().int().positive().default(10_000),
-    connect_timeout_ms: z.number().int().positive().default(5000),
   })
   .prefault({});
 
 export type BridgeStreamConfig = z.output<typeof bridgeStreamConfigSchema>;
-
-interface Change {
-  old_value: unknown;
-  new_value?: unknown;
-  errors?: unknown[];
-}
 
 const groupKey = (stream: string, group: string) => JSON.stringify([stream, group]);
 
@@ -188,10 +177,7 @@ export const bridgeStreamAdapter: AdapterFactory<'stream', BridgeStreamConfig> =
   description: "another engine's streams, over its bridge (bridge_url) and stream listener (stream_url)",
   configSchema: bridgeStreamConfigSchema,
   open: async (config, env) => {
-    const client = await BridgeClient.open(
-      { url: config.bridge_url, token: config.token, timeoutMs: config.timeout_ms, connectTimeoutMs: config.connect_timeout_ms, label: 'the stream bridge' },
-      env.logger,
-    );
+    const client = await BridgeClient.fromConfig(config, 'the stream bridge', env.logger);
     const streamUrl = config.stream_token
       ? `${config.stream_url}${config.stream_url.includes('?') ? '&' : '?'}token=${encodeURIComponent(config.stream_token)}`
       : config.stream_url;
