@@ -153,6 +153,12 @@ describe.each([
     });
     await wb.registerTrigger({ type: 'durable:subscriber', function_id: 'b::consume', config: { topic: 'orders' } }).ready;
     await converged([a], ['b::hello', 'b::on-change', 'b::consume']);
+    // b announced its three triggers (maybe in more than one snapshot): a applies them as it learns of them.
+    await waitFor(
+      async () => (await list<TriggerInfo>(a, EngineFunctions.LIST_TRIGGERS, 'triggers')).filter((t) => t.engine === 'b').length === 3,
+      3000,
+      "b's three triggers on a",
+    );
 
     // An HTTP request to engine a is served by the worker on engine b.
     const httpA = a.listeners().find((l) => l.name === 'http')?.url;
@@ -206,7 +212,9 @@ describe.each([
     await wb.registerTrigger({ type: 'http', function_id: 'b::upload', config: { api_path: '/upload', http_method: 'POST' } }).ready;
     await converged([a], ['b::stream', 'b::upload', 'b::count']);
     const httpA = a.listeners().find((l) => l.name === 'http')?.url;
-    await waitFor(async () => (await fetch(`${httpA}/stream`)).status === 201, 3000, 'the route on engine a');
+    // Engine a applies b's two routes one after the other: wait for both.
+    const served = async (path: string, method: string) => (await fetch(`${httpA}${path}`, { method })).status !== 404;
+    await waitFor(async () => (await served('/stream', 'GET')) && (await served('/upload', 'POST')), 3000, 'both routes on engine a');
 
     const streamed = await fetch(`${httpA}/stream`);
     expect(streamed.status).toBe(201);
