@@ -44,6 +44,8 @@ const itemFrame = (item: ChannelItem | null, aborted: boolean): Uint8Array => {
  */
 export class ChannelRelay implements RemoteChannels {
   private readonly relays = new Map<string, { channel: Channel; stop: () => void }>();
+  /** Per relayed reader: its read under way, kept so that a reader asking again (its request timed out) gets the same item. */
+  private readonly pendingReads = new Map<string, Promise<ChannelItem | null>>();
   private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
@@ -196,9 +198,6 @@ export class ChannelRelay implements RemoteChannels {
     }
     answer(frame(OP.ok));
   }
-
-  /** A pending read is kept: a reader that asks again (its request timed out) gets the same item. */
-  private readonly pendingReads = new Map<string, Promise<ChannelItem | null>>();
 
   private onRead(channel: Channel, data: Uint8Array, answer: (data: Uint8Array) => void, relayId: string): void {
     if (data[0] === OP.close) {

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type ClusterMember, FlintError, type TriggerInfo, type WorkerInfo, formatError } from '@flint/protocol';
-import type { InternalHandler, InvocationContext } from '../core/api/functions.js';
+import type { ClusterMember, TriggerInfo, WorkerInfo } from '@flint/protocol';
 import type { RemoteView } from '../core/api/registry.js';
 import type { ChannelManager } from '../core/channels.js';
 import type { RegistryEvents } from '../core/events.js';
@@ -11,9 +10,10 @@ import type { TriggerRegistry } from '../core/triggers.js';
 import type { WorkerRegistry } from '../core/workers.js';
 import { ChannelRelay } from './channel-relay.js';
 import { TriggerMirror } from './mirror.js';
+import { RemoteCalls } from './remote-calls.js';
 import { RemoteTriggerTypes } from './remote-types.js';
-import { type ClusterTransport, TransportError } from './transport.js';
-import { type Heartbeat, type NodeSnapshot, type RemoteAnswer, type RemoteCall, type Subjects, decode, encode, subjects } from './wire.js';
+import type { ClusterTransport } from './transport.js';
+import { type Heartbeat, type NodeSnapshot, type Subjects, decode, encode, subjects } from './wire.js';
 
 export interface ClusterSettings {
   name: string;
@@ -38,8 +38,6 @@ interface Peer {
   seq: number;
   snapshot: NodeSnapshot | undefined;
   lastSeen: number;
-  /** Calls forwarded to this engine and not answered yet (their function ids): failed if it goes or the link does. */
-  calls: Map<(error: FlintError) => void, string>;
 }
 
 /** How long after a registry change this engine tells the others (a burst of registrations is one announcement). */
@@ -65,11 +63,11 @@ export class Cluster implements RemoteView {
   private readonly startedAt = Date.now();
   private stopped = false;
   private readonly log: Logger;
-  private readonly remoteHandlers = new Map<string, InternalHandler>();
   private readonly instance = randomUUID();
   private warnedTwin = false;
   private readonly mirror: TriggerMirror;
   private readonly remoteTypes: RemoteTriggerTypes;
+  private readonly calls: RemoteCalls;
 
   constructor(
     private readonly transport: ClusterTransport,
@@ -82,6 +80,7 @@ export class Cluster implements RemoteView {
     this.mirror = new TriggerMirror(deps.triggers, this.log);
     this.remoteTypes = new RemoteTriggerTypes(transport, this.subjects, settings.nodeId, deps.triggers, this.log);
     this.channels = new ChannelRelay(transport, this.subjects, settings.nodeId, deps.channels, this.log);
+    this.calls = new RemoteCalls(transport, this.subjects, settings.nodeId, deps.invoker, (node) => this.peers.has(node));
   }
 
   get nodeId(): string {
@@ -93,9 +92,9 @@ export class Cluster implements RemoteView {
     const t = this.transport;
     t.subscribe(this.subjects.heartbeat, (data) => this.onHeartbeat(decode<Heartbeat>(data)));
     t.subscribe(this.subjects.snapshot(this.nodeId), (_data, reply) => reply?.(encode(this.currentSnapshot())));
-    t.subscribe(this.subjects.invoke(this.nodeId), (data, reply) => this.serveCall(decode<RemoteCall>(data), reply));
     t.subscribe(this.subjects.ping(this.nodeId), (data, reply) => reply?.(data));
     t.onLink((up) => this.onLink(up));
+    this.calls.start();
     this.channels.start();
     this.remoteTypes.start();
     this.unsubscribe = this.deps.events.subscribe(() => this.scheduleAnnounce());
@@ -236,12 +235,7 @@ export class Cluster implements RemoteView {
         `lost the link to ${this.transport.kind} at ${this.transport.shownUrl}: calls to other engines fail with cluster_unavailable until it is back`,
       );
       // Their answers cannot come back over a link that is down (NATS would hold the requests until it is back).
-      for (const peer of this.peers.values()) {
-        const reason = `the link to ${this.transport.kind} at ${this.transport.shownUrl} went down during the call`;
-        const failure = (functionId: string) =>
-          new FlintError('cluster_unavailable', formatError('cluster_unavailable', { function_id: functionId, engine: peer.node, reason }));
-        for (const [fail, functionId] of [...peer.calls]) fail(failure(functionId));
-      }
+      this.calls.linkLost();
       return;
     }
     // Heartbeats could not arrive while the link was down: every engine gets a fresh start.
@@ -272,7 +266,7 @@ export class Cluster implements RemoteView {
     }
     // A newcomer learns about everyone at once: every engine answers its hello with a heartbeat.
     if (beat.hello) this.beat(false);
-    const peer: Peer = known ?? { node: beat.node, seq: 0, snapshot: undefined, lastSeen: Date.now(), calls: new Map() };
+    const peer: Peer = known ?? { node: beat.node, seq: 0, snapshot: undefined, lastSeen: Date.now() };
     if (!known) this.peers.set(beat.node, peer);
     peer.lastSeen = Date.now();
     if (beat.seq !== peer.seq) void this.fetchSnapshot(peer, beat.seq);
@@ -292,7 +286,7 @@ export class Cluster implements RemoteView {
     peer.seq = snapshot.seq;
     peer.snapshot = snapshot;
     this.announceChanges(previous, snapshot);
-    this.deps.functions.setRemoteFunctions(peer.node, snapshot.functions, this.remoteHandler(peer.node));
+    this.deps.functions.setRemoteFunctions(peer.node, snapshot.functions, this.calls.handlerFor(peer.node));
     this.mirror.sync(peer.node, snapshot.triggers);
     this.remoteTypes.sync(peer.node, snapshot.trigger_types ?? []);
     if (joined) {
@@ -334,98 +328,10 @@ export class Cluster implements RemoteView {
     if (this.peers.get(peer.node) !== peer) return;
     this.peers.delete(peer.node);
     this.announceChanges(peer.snapshot, undefined);
-    this.remoteHandlers.delete(peer.node);
     this.deps.functions.dropRemote(peer.node);
     this.mirror.drop(peer.node);
     this.remoteTypes.drop(peer.node);
-    const stopped = new FlintError('invocation_stopped', `Invocation stopped: engine ${peer.node} left the cluster (${why})`);
-    for (const fail of [...peer.calls.keys()]) fail(stopped);
+    this.calls.stopped(peer.node, why);
     if (!this.stopped) this.log.warn({ node_id: peer.node }, `engine ${peer.node} left the cluster: ${why}`);
-  }
-
-  // ------------------------------------------------------------------------------------ calls
-
-  /** The handler of every function engine `node` provides: it forwards the call there. */
-  private remoteHandler(node: string): InternalHandler {
-    let handler = this.remoteHandlers.get(node);
-    if (!handler) {
-      handler = (data, ctx) => this.forward(node, data, ctx);
-      this.remoteHandlers.set(node, handler);
-    }
-    return handler;
-  }
-
-  private forward(node: string, data: unknown, ctx: InvocationContext): Promise<unknown> {
-    const peer = this.peers.get(node);
-    if (!this.transport.up || !peer) {
-      const reason = !peer ? `engine ${node} left the cluster` : `the link to ${this.transport.kind} at ${this.transport.shownUrl} is down`;
-      return Promise.reject(new FlintError('cluster_unavailable', formatError('cluster_unavailable', { function_id: ctx.functionId, engine: node, reason })));
-    }
-    const timeoutMs = ctx.timeoutMs ?? 30_000;
-    const call: RemoteCall = { function_id: ctx.functionId, data, timeout_ms: timeoutMs };
-    if (ctx.traceparent) call.traceparent = ctx.traceparent;
-    if (ctx.baggage) call.baggage = ctx.baggage;
-    return new Promise((resolve, reject) => {
-      const fail = (error: FlintError) => {
-        peer.calls.delete(fail);
-        reject(error);
-      };
-      peer.calls.set(fail, ctx.functionId);
-      // The caller's own timer answers invocation_timeout; the request waits a little longer.
-      this.transport.request(this.subjects.invoke(node), encode(call), timeoutMs + 1000).then(
-        (bytes) => {
-          if (!peer.calls.delete(fail)) return;
-          const answer = decode<RemoteAnswer>(bytes);
-          if (!answer) reject(new FlintError('internal_error', `engine ${node} answered a call of ${ctx.functionId} with something that is not JSON`));
-          else if ('error' in answer) reject(FlintError.fromBody(answer.error));
-          else resolve(answer.result);
-        },
-        (err: unknown) => {
-          if (!peer.calls.delete(fail)) return;
-          reject(this.transportFailure(err, node, ctx.functionId));
-        },
-      );
-    });
-  }
-
-  private transportFailure(err: unknown, node: string, functionId: string): FlintError {
-    if (err instanceof TransportError && err.kind === 'no_responders') {
-      return new FlintError('invocation_stopped', `Invocation stopped: engine ${node} is gone (nobody answers for it on ${this.transport.kind})`);
-    }
-    if (err instanceof TransportError && err.kind === 'timeout') {
-      return new FlintError('invocation_timeout', `Invocation of ${functionId} on engine ${node} got no answer: ${err.message}`);
-    }
-    const reason = err instanceof Error ? err.message : String(err);
-    return new FlintError('cluster_unavailable', formatError('cluster_unavailable', { function_id: functionId, engine: node, reason }));
-  }
-
-  /** Runs a call another engine forwarded, on this engine's own providers only. */
-  private serveCall(call: RemoteCall | undefined, reply: ((data: Uint8Array) => void) | undefined): void {
-    if (!reply) return;
-    if (!call || typeof call.function_id !== 'string') {
-      reply(encode({ error: { code: 'invalid_frame', message: 'a forwarded call needs a function_id' } } satisfies RemoteAnswer));
-      return;
-    }
-    const opts = {
-      localOnly: true,
-      traceparent: typeof call.traceparent === 'string' ? call.traceparent : undefined,
-      baggage: typeof call.baggage === 'string' ? call.baggage : undefined,
-      timeoutMs: typeof call.timeout_ms === 'number' && call.timeout_ms > 0 ? call.timeout_ms : undefined,
-    };
-    this.deps.invoker.callWith(
-      call.function_id,
-      call.data,
-      opts,
-      (error, result) => {
-        let text: Uint8Array;
-        try {
-          text = encode(error ? { error: error.toBody() } : { result: result === undefined ? null : result });
-        } catch (err) {
-          text = encode({ error: { code: 'internal_error', message: `the result cannot be sent to the calling engine: ${(err as Error).message}` } });
-        }
-        reply(text);
-      },
-      'cluster',
-    );
   }
 }
