@@ -162,9 +162,15 @@ try {
     }),
   );
   console.log(
-    `\nFlint/bare: events/s ${fixed(f.eventsPerSec / b.eventsPerSec, 2)}, TTFB ${fixed(f.ttfbMs / b.ttfbMs, 1)}×, first event ${fixed(f.firstEventMs / b.firstEventMs, 1)}× (no target in the issue: reported only)`,
+    `\nFlint/bare: events/s ${fixed(f.eventsPerSec / b.eventsPerSec, 2)}, TTFB ${fixed(f.ttfbMs / b.ttfbMs, 1)}×, first event ${fixed(f.firstEventMs / b.firstEventMs, 1)}×`,
   );
   if (broken > 0) console.log(`${broken} stream(s) were incomplete`);
+  const targets = [
+    { name: 'time to first byte ≤ 2 × bare', value: f.ttfbMs / b.ttfbMs, limit: 2, met: f.ttfbMs / b.ttfbMs <= 2 },
+    { name: 'events/s ≥ 0.6 × bare', value: f.eventsPerSec / b.eventsPerSec, limit: 0.6, met: f.eventsPerSec / b.eventsPerSec >= 0.6 },
+  ];
+  console.log('\ntargets:');
+  for (const t of targets) console.log(`  ${t.met ? 'MET   ' : 'MISSED'} ${t.name}: ${fixed(t.value, 2)}`);
 
   const out = {
     bench: 'sse',
@@ -189,10 +195,10 @@ try {
       firstEvent: round(f.firstEventMs / b.firstEventMs, 2),
     },
     broken,
-    targets: [],
+    targets: targets.map((t) => ({ name: t.name, value: round(t.value, 3), limit: t.limit, met: t.met })),
   };
   console.log(`\n${JSON.stringify(out)}`);
-  if (process.env.BENCH_STRICT === '1' && broken > 0) process.exitCode = 1;
+  if (process.env.BENCH_STRICT === '1' && (broken > 0 || targets.some((t) => !t.met))) process.exitCode = 1;
 } catch (err) {
   console.error(`bench/sse failed: ${err instanceof Error ? err.stack : err}`);
   process.exitCode = 1;

@@ -60,6 +60,8 @@ export interface EngineStats {
   /** Void (fire-and-forget) calls the engine refused since it started: over the caller's cap, no provider, bad payload, worker overloaded. */
   droppedVoidCalls: number;
   channels: number;
+  /** Spare channel sockets waiting to be bound to a channel (`@flint/sdk` opens them ahead of need). */
+  spareChannelSockets: number;
   /** Telemetry frames (and their bytes) kept for the modules that consume telemetry. */
   telemetryFrames: number;
   telemetryBytes: number;
@@ -182,6 +184,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         triggerAckTimeoutMs: listener.trigger_ack_timeout_ms,
         maxConnections: listener.max_connections,
         handshakeTimeoutMs: listener.handshake_timeout_ms,
+        spareIdleMs: listener.spare_channel_idle_ms,
         portSetting: `${listener.path}.port${fromEnv ? ` (from ${fromEnv})` : ''}`,
         setting: listener.path,
         access: accessOf(listener),
@@ -347,6 +350,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         pendingInvocations: invoker.pendingCount,
         droppedVoidCalls: invoker.droppedVoidCalls,
         channels: channels.size,
+        spareChannelSockets: channels.spareSockets,
         telemetryFrames: t.frames,
         telemetryBytes: t.bytes,
         telemetryDroppedFrames: t.droppedFrames,

@@ -169,6 +169,18 @@ export const CLOSE_CODES = {
     reason: 'too slow: more than {limit} bytes of frames unsent ({setting})',
     when: 'A stream client did not read its frames fast enough (`max_buffered_bytes` of flint-stream, default 4 MiB).',
   },
+  4000: {
+    reason: 'spare channel socket not bound within {limit} ms',
+    when: 'A spare channel socket (Flint SDK) was not bound to a channel in time; the SDK opens another when it needs one.',
+  },
+  4400: {
+    reason: 'the first frame of a spare channel socket must be a bindchannel frame',
+    when: 'A spare channel socket began with anything but a `bindchannel` text frame.',
+  },
+  4404: {
+    reason: 'no channel with this id and key',
+    when: 'A spare channel socket asked for a channel the engine does not hold (wrong key, or one that ended long ago).',
+  },
 } as const;
 
 /** The reason text of a close code with its placeholders filled. */

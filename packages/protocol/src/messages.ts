@@ -114,6 +114,8 @@ export interface WorkerRegisteredMessage {
    * one's successor (closes this one and lets the new one take over its triggers and trigger types).
    */
   reattach_token?: string;
+  /** Flint addition: the engine takes spare channel sockets (`SPARE_CHANNEL_PATH`, bound with `bindchannel`). */
+  spare_channels?: boolean;
 }
 
 /** The upgrade header carrying a reconnecting worker's `reattach_token` (Flint addition). */

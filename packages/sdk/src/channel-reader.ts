@@ -1,25 +1,22 @@
 import { Readable } from 'node:stream';
-import { type ChannelRef, channelPath } from '@flint/protocol';
-import WebSocket from 'ws';
-
-/** The bridge URL of a channel end: the channel's path and key follow the bridge URL's path; its query (a `?token=`) is dropped. */
-export function channelUrl(base: string, ref: ChannelRef): string {
-  const url = new URL(base);
-  url.search = '';
-  url.hash = '';
-  return url.toString().replace(/\/+$/, '') + channelPath(ref);
-}
+import type { ChannelRef } from '@flint/protocol';
+import type WebSocket from 'ws';
+import { type ChannelSocketSource, directChannelSockets } from './channel-sockets.js';
 
 /** The reading end of a channel: `stream` yields bytes, `onMessage` receives text items. */
 export class ChannelReader {
   private readable: Readable | undefined;
   private ws: WebSocket | undefined;
   private readonly listeners: ((text: string) => void)[] = [];
+  private readonly sockets: ChannelSocketSource;
 
+  /** `base`: the bridge URL (a new socket for this end), or the worker's channel sockets. */
   constructor(
-    private readonly base: string,
+    base: string | ChannelSocketSource,
     readonly ref: ChannelRef,
-  ) {}
+  ) {
+    this.sockets = typeof base === 'string' ? directChannelSockets(base) : base;
+  }
 
   /** The bytes as a Node Readable; reading it opens the channel (created on first use). */
   get stream(): Readable {
@@ -53,7 +50,7 @@ export class ChannelReader {
   }
 
   private open(): void {
-    const ws = new WebSocket(channelUrl(this.base, this.ref), { perMessageDeflate: false });
+    const ws = this.sockets.open(this.ref);
     this.ws = ws;
     ws.on('message', (data, isBinary) => {
       const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { type ChannelRef, FlintError } from '@flint/protocol';
 import WebSocket from 'ws';
-import { channelUrl } from './channel-reader.js';
+import { type ChannelSocketSource, directChannelSockets } from './channel-sockets.js';
 
 const MAX_CHUNK = 64 * 1024;
 
@@ -29,6 +29,12 @@ export function labelWriter(writer: ChannelWriter, label: WriterLabel): void {
 export class ChannelWriter {
   private writable: Writable | undefined;
   private opened: Promise<WebSocket> | undefined;
+  /**
+   * The socket, when it was open as soon as this end asked for it (a spare): writes then go out at
+   * once, without waiting for a promise. A socket that had to open first is only used through
+   * `opened`, so that the writes queued while it opened keep their order.
+   */
+  private ready: WebSocket | undefined;
   /** Why the channel is closed; undefined while it is open. */
   private why: string | undefined;
   /** Who closed the channel: this end, the other end, or a failure of the socket. */
@@ -36,11 +42,15 @@ export class ChannelWriter {
   /** True once this end asked the socket to close (a close the socket reports then is not the peer's). */
   private closing = false;
   private listeners: (() => void)[] = [];
+  private readonly sockets: ChannelSocketSource;
 
+  /** `base`: the bridge URL (a new socket for this end), or the worker's channel sockets. */
   constructor(
-    private readonly base: string,
+    base: string | ChannelSocketSource,
     readonly ref: ChannelRef,
-  ) {}
+  ) {
+    this.sockets = typeof base === 'string' ? directChannelSockets(base) : base;
+  }
 
   /**
    * True once the channel is closed. Reading it opens the channel's socket if no write did yet, so
@@ -111,13 +121,13 @@ export class ChannelWriter {
   sendMessage(text: string): Promise<void> {
     return handledPromise((resolve, reject) => {
       if (this.why !== undefined) return reject(this.closedError());
-      this.socket().then(
-        (ws) => {
-          if (ws.readyState !== WebSocket.OPEN) return reject(this.peerGone());
-          ws.send(text, (err) => (err ? reject(this.failed(err)) : resolve()));
-        },
-        () => reject(this.closedError()),
-      );
+      const send = (ws: WebSocket) => {
+        if (ws.readyState !== WebSocket.OPEN) return reject(this.peerGone());
+        ws.send(text, (err) => (err ? reject(this.failed(err)) : resolve()));
+      };
+      const opened = this.socket();
+      if (this.ready) send(this.ready);
+      else opened.then(send, () => reject(this.closedError()));
     });
   }
 
@@ -174,7 +184,9 @@ export class ChannelWriter {
   }
 
   private sendBytes(chunk: Buffer, callback: (err?: Error | null) => void): void {
-    this.socket().then(
+    const opened = this.socket();
+    if (this.ready) return this.sendChunks(this.ready, chunk, callback);
+    opened.then(
       (ws) => this.sendChunks(ws, chunk, callback),
       () => callback(this.closedError()),
     );
@@ -192,12 +204,16 @@ export class ChannelWriter {
   private socket(): Promise<WebSocket> {
     if (this.opened) return this.opened;
     this.opened = new Promise<WebSocket>((resolve, reject) => {
-      const ws = new WebSocket(channelUrl(this.base, this.ref), { perMessageDeflate: false });
-      let open = false;
-      ws.once('open', () => {
-        open = true;
+      const ws = this.sockets.open(this.ref);
+      let open = ws.readyState === WebSocket.OPEN;
+      if (open) {
+        this.ready = ws;
         resolve(ws);
-      });
+      } else
+        ws.once('open', () => {
+          open = true;
+          resolve(ws);
+        });
       ws.on('error', (err) => {
         reject(err);
         this.markClosed(open ? `the connection failed (${err.message})` : `it could not be opened (${err.message})`, 'failure');

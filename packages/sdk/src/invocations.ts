@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type InvokeFunctionMessage, type RegisterFunctionMessage, isChannelRef } from '@flint/protocol';
 import { ChannelReader } from './channel-reader.js';
+import type { ChannelSocketSource } from './channel-sockets.js';
 import { ChannelWriter } from './channel-writer.js';
 import type { Connection } from './connection.js';
 import { handlerFailure } from './errors.js';
@@ -24,6 +25,8 @@ export class Invocations {
   constructor(
     private readonly connection: Connection,
     private readonly log: Pick<Console, 'warn'>,
+    /** Where the channel ends in payloads get their sockets. */
+    private readonly channelSockets: ChannelSocketSource,
     private readonly spans?: SpanRecorder,
   ) {}
 
@@ -60,7 +63,7 @@ export class Invocations {
     if (typeof msg.baggage === 'string') ctx.baggage = msg.baggage;
     const caller = msg.caller;
     if (caller && typeof caller === 'object' && typeof caller.worker_id === 'string') ctx.caller = { worker_id: caller.worker_id, context: caller.context };
-    const input = reviveChannels(msg.data, this.connection.url);
+    const input = reviveChannels(msg.data, this.channelSockets);
     const fail = (err: unknown) => {
       if (invocationId === undefined) this.log.warn(`[flint] ${functionId} failed: ${err instanceof Error ? err.message : String(err)}`);
       reply(undefined, handlerFailure(err, functionId));
@@ -78,11 +81,11 @@ export class Invocations {
 }
 
 /** Replaces every channel reference in a payload with a reader or writer object. */
-function reviveChannels(value: unknown, base: string): unknown {
+function reviveChannels(value: unknown, sockets: ChannelSocketSource): unknown {
   if (typeof value !== 'object' || value === null) return value;
-  if (isChannelRef(value)) return value.direction === 'read' ? new ChannelReader(base, value) : new ChannelWriter(base, value);
+  if (isChannelRef(value)) return value.direction === 'read' ? new ChannelReader(sockets, value) : new ChannelWriter(sockets, value);
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = reviveChannels(value[i], base);
+    for (let i = 0; i < value.length; i++) value[i] = reviveChannels(value[i], sockets);
     return value;
   }
   const obj = value as Record<string, unknown>;
@@ -90,7 +93,7 @@ function reviveChannels(value: unknown, base: string): unknown {
     // Only objects can hold a ref; writing back unchanged values would make every store megamorphic.
     const v = obj[key];
     if (typeof v !== 'object' || v === null) continue;
-    const revived = reviveChannels(v, base);
+    const revived = reviveChannels(v, sockets);
     if (revived !== v) obj[key] = revived;
   }
   return obj;

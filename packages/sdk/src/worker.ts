@@ -15,6 +15,7 @@ import type WebSocket from 'ws';
 import { DEFAULT_RECONNECT } from './backoff.js';
 import { Calls } from './calls.js';
 import { ChannelReader } from './channel-reader.js';
+import { ChannelSockets } from './channel-sockets.js';
 import { ChannelWriter } from './channel-writer.js';
 import { Connection } from './connection.js';
 import type { ConnectionProblem } from './connection-problem.js';
@@ -75,6 +76,7 @@ export class Worker extends EventEmitter<{
   private queueClient: QueueClient | undefined;
   private streamClient: StreamClient | undefined;
   private readonly spans: SpanRecorder | undefined;
+  private readonly channelSockets: ChannelSockets;
 
   constructor(url?: string, options: WorkerOptions = {}) {
     super();
@@ -95,7 +97,11 @@ export class Worker extends EventEmitter<{
       sending: (invocationId) => this.calls.sending(invocationId),
       opened: () => this.onOpened(),
       message: (data) => this.onMessage(data),
-      disconnected: () => this.emit('disconnected'),
+      disconnected: () => {
+        // Spares belong to the engine of the connection that just ended.
+        this.channelSockets.setEnabled(false);
+        this.emit('disconnected');
+      },
       failed: () => {
         this.calls.connectionFailed();
         this.emit('failed');
@@ -107,7 +113,8 @@ export class Worker extends EventEmitter<{
     });
     const serviceName = options.serviceName ?? (process.env.OTEL_SERVICE_NAME || options.workerName || 'flint-worker');
     this.spans = options.spans !== true ? undefined : new SpanRecorder(this.connection, serviceName, this.options.workerName, SDK_VERSION);
-    this.invocations = new Invocations(this.connection, this.log, this.spans);
+    this.channelSockets = new ChannelSockets(this.url, connectionOptions.headers);
+    this.invocations = new Invocations(this.connection, this.log, this.channelSockets, this.spans);
     this.triggers = new Triggers(this.connection, this.log, (error) => this.emit('triggerError', error));
     this.connection.connect();
   }
@@ -235,8 +242,8 @@ export class Worker extends EventEmitter<{
       payload: bufferSize === undefined ? {} : { buffer_size: bufferSize },
     })) as { writer: ChannelRef; reader: ChannelRef };
     return {
-      writer: new ChannelWriter(this.url, refs.writer),
-      reader: new ChannelReader(this.url, refs.reader),
+      writer: new ChannelWriter(this.channelSockets, refs.writer),
+      reader: new ChannelReader(this.channelSockets, refs.reader),
       writerRef: refs.writer,
       readerRef: refs.reader,
     };
@@ -247,6 +254,7 @@ export class Worker extends EventEmitter<{
     if (this.connection.state === 'shutdown') return;
     this.spans?.flush();
     this.calls.rejectAll();
+    this.channelSockets.close();
     await this.connection.shutdown();
   }
 
@@ -294,6 +302,7 @@ export class Worker extends EventEmitter<{
       case 'workerregistered':
         this.workerId = msg.worker_id;
         if (typeof msg.reattach_token === 'string') this.connection.reattachToken = msg.reattach_token;
+        this.channelSockets.setEnabled(msg.spare_channels === true);
         this.emit('workerRegistered', this.workerId);
         return;
       case 'triggerregistrationresult':

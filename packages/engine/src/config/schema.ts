@@ -14,6 +14,8 @@ export const bridgeSchema = z.strictObject({
   max_connections: positiveInt(8192),
   /** Time a new connection has to send its WebSocket upgrade request before it is closed. */
   handshake_timeout_ms: positiveInt(10_000),
+  /** Time a spare channel socket (opened by `@flint/sdk` ahead of need) may wait for its `bindchannel` frame before it is closed. */
+  spare_channel_idle_ms: positiveInt(60_000),
   /** Web origins allowed to open bridge sockets (exact `Origin` values, or `"*"`); upgrades without `Origin` are not affected. */
   allowed_origins: z.array(z.string().min(1)).default([]),
   /** When set, every worker and telemetry socket must present it (`Authorization: Bearer` or `?token=`); else `FLINT_BRIDGE_TOKEN`. */

@@ -143,6 +143,8 @@ export class ChannelManager implements ChannelService {
   private readonly sweeper: NodeJS.Timeout;
   /** Open channels per owner; an owner with none has no entry. */
   private readonly owned = new Map<string, number>();
+  /** Spare channel sockets not bound to a channel yet (kept by the bridge, counted here for the stats). */
+  spareSockets = 0;
 
   constructor(
     private readonly options: ChannelOptions,

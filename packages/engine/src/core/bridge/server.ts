@@ -3,7 +3,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import { createServer as createTlsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { REATTACH_HEADER, closeReason, errorStatus, formatError } from '@flint/protocol';
+import { REATTACH_HEADER, SPARE_CHANNEL_PATH, closeReason, errorStatus, formatError } from '@flint/protocol';
 import type { WebSocket } from 'ws';
 import { toBuffer } from '../../lib/buffers.js';
 import { refuseUpgrade } from '../../lib/upgrade-refusal.js';
@@ -14,6 +14,7 @@ import { WebSocketServerWithKeepAlive } from '../ws-server.js';
 import type { AccessGate } from './access/gate.js';
 import type { WorkerPolicy } from './access/policy.js';
 import { SessionAccess } from './access/session-access.js';
+import { findChannelEnd, serveSpareChannel } from './channel-ends.js';
 import { WorkerConnection } from './connection.js';
 import { type BridgeAccess, UpgradeGuard, upgradeUrl } from './upgrade-guard.js';
 import { type BridgeDeps, WorkerSession } from './worker-session.js';
@@ -34,6 +35,8 @@ export interface BridgeOptions {
   maxConnections: number;
   /** Time a connection has to send its upgrade request (`bridge.handshake_timeout_ms`). */
   handshakeTimeoutMs: number;
+  /** Time a spare channel socket may wait for its `bindchannel` frame (`bridge.spare_channel_idle_ms`). */
+  spareIdleMs: number;
   /** Allowed web origins and the bridge token (upgrade-guard.ts). */
   access: BridgeAccess;
   /** The listener's access policy (auth function, middleware, hooks, exposure), when it has one. */
@@ -44,7 +47,7 @@ export interface BridgeOptions {
   setting?: string;
 }
 
-/** The worker bridge: routes upgrades to `/` (workers), `/otel` (telemetry) and `/ws/channels/<id>` on one port. */
+/** The worker bridge: routes upgrades to `/` (workers), `/otel` (telemetry), `/ws/channels/<id>` and spare channel sockets on one port. */
 export class BridgeServer {
   private readonly server: Server;
   private readonly sockets: WebSocketServerWithKeepAlive;
@@ -124,6 +127,9 @@ export class BridgeServer {
       });
     } else if (url.pathname.startsWith('/ws/channels/')) {
       this.onChannelUpgrade(url, req, socket, head);
+    } else if (url.pathname === SPARE_CHANNEL_PATH) {
+      // Presents the worker's credentials (the guard checked the token), but binds only with a channel's key.
+      this.sockets.handleUpgrade(req, socket, head, (ws) => serveSpareChannel(ws, this.deps, this.options.spareIdleMs, this.log));
     } else {
       refuseUpgrade(socket, 'not_found', formatError('not_found', { path: url.pathname }));
     }
@@ -138,31 +144,24 @@ export class BridgeServer {
     } catch {
       return refuseUpgrade(socket, 'channel_not_found', formatError('channel_not_found'));
     }
-    const key = url.searchParams.get('key');
-    const { channels } = this.deps;
-    const channel = channels.lookup(id, key);
-    if (!channel) {
-      // A worker arriving just after the engine finished with a channel (e.g. the HTTP client left)
-      // gets a clean close instead of an error its stream may not handle.
-      if (channels.wasClosed(id, key)) return this.sockets.handleUpgrade(req, socket, head, (ws) => ws.close(1000, 'channel closed'));
-      const remote = this.deps.cluster?.channels;
-      if (!remote) return refuseUpgrade(socket, 'channel_not_found', formatError('channel_not_found'));
-      // Another engine of the cluster may hold it (it made the channel for a call it sent here).
-      void remote.relay(id, key, dir).then(
-        (serve) => {
-          if (socket.destroyed) return;
-          if (!serve) return refuseUpgrade(socket, 'channel_not_found', formatError('channel_not_found'));
-          this.sockets.handleUpgrade(req, socket, head, serve);
-        },
-        () => refuseUpgrade(socket, 'channel_not_found', formatError('channel_not_found')),
-      );
-      return;
+    const end = findChannelEnd(this.deps, id, url.searchParams.get('key'), dir);
+    switch (end.kind) {
+      case 'serve':
+        return this.sockets.handleUpgrade(req, socket, head, end.serve);
+      case 'ended':
+        return this.sockets.handleUpgrade(req, socket, head, (ws) => ws.close(1000, 'channel closed'));
+      case 'none':
+        return refuseUpgrade(socket, 'channel_not_found', formatError('channel_not_found'));
+      case 'remote':
+        void end.serve.then(
+          (serve) => {
+            if (socket.destroyed) return;
+            if (!serve) return refuseUpgrade(socket, 'channel_not_found', formatError('channel_not_found'));
+            this.sockets.handleUpgrade(req, socket, head, serve);
+          },
+          () => refuseUpgrade(socket, 'channel_not_found', formatError('channel_not_found')),
+        );
     }
-    this.sockets.handleUpgrade(req, socket, head, (ws) => {
-      if (dir === 'read' ? channel.readerTaken : channel.writerTaken) return ws.close(1008, closeReason(1008, { direction: dir }));
-      if (dir === 'read') channels.serveReader(channel, ws);
-      else channels.serveWriter(channel, ws);
-    });
   }
 
   private onOtel(ws: WebSocket): void {

@@ -52,7 +52,7 @@ export class WorkerSession {
 
   open(): void {
     const { conn, ws } = this;
-    conn.send({ type: 'workerregistered', worker_id: conn.id, reattach_token: conn.reattachToken });
+    conn.send({ type: 'workerregistered', worker_id: conn.id, reattach_token: conn.reattachToken, spare_channels: true });
     this.succeed();
     this.deps.workers.add(conn);
     this.log.debug({ worker_id: conn.id, ip: conn.ipAddress }, 'worker connected');
