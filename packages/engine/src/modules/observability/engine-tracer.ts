@@ -28,6 +28,13 @@ const FIRING_KIND: Readonly<Record<string, SpanKind>> = {
  * not traced: they would bury the application's traces.
  */
 export class EngineTracer implements InvocationTracer {
+  /**
+   * The engine's spans still open, by the traceparent they hand on. Most calls are children of one of
+   * them (an HTTP request's call, a worker's nested call carrying the engine's context back): their
+   * parent is found here instead of parsing and checking the traceparent text again.
+   */
+  private readonly open = new Map<string, Scope>();
+
   constructor(private readonly tracer: Tracer) {}
 
   start(event: InvocationEvent): TraceScope | undefined {
@@ -38,7 +45,7 @@ export class EngineTracer implements InvocationTracer {
     const kind = firing ? (FIRING_KIND[trigger?.type ?? ''] ?? SpanKind.INTERNAL) : SpanKind.CLIENT;
     // Attributes are set on the span itself, and only when it records: handing them to startSpan would
     // have the SDK copy and check them twice, and an unsampled call needs none.
-    const span = this.tracer.startSpan(name, { kind }, parentOf(event.traceparent));
+    const span = this.tracer.startSpan(name, { kind }, this.parentOf(event.traceparent));
     if (span.isRecording()) {
       span.setAttribute('faas.invoked_name', event.functionId);
       span.setAttribute('function_id', event.functionId);
@@ -50,22 +57,47 @@ export class EngineTracer implements InvocationTracer {
       if (event.caller !== undefined) span.setAttribute('flint.caller', event.caller);
       if (event.attributes) span.setAttributes(event.attributes);
     }
-    return new Scope(span, event.baggage);
+    const scope = new Scope(span, event.baggage, this.open);
+    // A scope left open by mistake must not make the map grow for ever: its children parse instead.
+    if (this.open.size >= MAX_OPEN) this.open.clear();
+    this.open.set(scope.traceparent, scope);
+    return scope;
+  }
+
+  /** The context a traceparent names (a remote parent), or the root context when there is none or it is malformed. */
+  private parentOf(traceparent: string | undefined): Context {
+    if (traceparent === undefined) return ROOT_CONTEXT;
+    const scope = this.open.get(traceparent);
+    if (scope) return scope.context();
+    const parent = parseTraceParent(traceparent);
+    return parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
   }
 }
 
+/** Open engine spans kept for their children at most (far above the calls in flight of a busy engine). */
+const MAX_OPEN = 100_000;
+
 class Scope implements TraceScope {
   readonly traceparent: string;
+  private asParent: Context | undefined;
 
   constructor(
     private readonly span: OtelSpan,
     readonly baggage: string | undefined,
+    private readonly open: Map<string, Scope>,
   ) {
     const c = span.spanContext();
     this.traceparent = `00-${c.traceId}-${c.spanId}-${(c.traceFlags & 1) === 1 ? '01' : '00'}`;
   }
 
+  /** The context whose span is this one, for a child (made once). */
+  context(): Context {
+    this.asParent ??= trace.setSpan(ROOT_CONTEXT, this.span);
+    return this.asParent;
+  }
+
   end(event: InvocationEvent, end: InvocationEnd): void {
+    this.open.delete(this.traceparent);
     const span = this.span;
     if (!span.isRecording()) return span.end();
     if (event.workerId !== undefined) {
@@ -83,11 +115,4 @@ class Scope implements TraceScope {
     }
     span.end();
   }
-}
-
-/** The context a traceparent names (a remote parent), or the root context when there is none or it is malformed. */
-function parentOf(traceparent: string | undefined): Context {
-  if (traceparent === undefined) return ROOT_CONTEXT;
-  const parent = parseTraceParent(traceparent);
-  return parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
 }
