@@ -18,6 +18,17 @@ describe('redactUrl', () => {
     for (const url of ['redis://127.0.0.1:6379', 'https://user@example.com/x?y=1', 'http://localhost:4318/v1/traces']) expect(redactUrl(url)).toBe(url);
   });
 
+  it('replaces the values of secret-looking query parameters, and leaves the others', () => {
+    expect(redactUrl('ws://10.0.0.5:49134/?token=s3cret')).toBe('ws://10.0.0.5:49134/?token=***');
+    expect(redactUrl('https://hooks.example.com/x?api_key=k1&user=ann&sig=abc&access_token=t')).toBe(
+      'https://hooks.example.com/x?api_key=***&user=ann&sig=***&access_token=***',
+    );
+    expect(redactUrl('nats://user:pw@nats:4222?auth=x')).toBe('nats://user:***@nats:4222?auth=***');
+    expect(redactUrl('https://example.com/search?q=token&page=2')).toBe('https://example.com/search?q=token&page=2');
+    // Not a URL the parser takes: the same rules on the text.
+    expect(redactUrl('redis://a:b@[bad/?token=t&x=1')).toBe('redis://a:***@[bad/?token=***&x=1');
+  });
+
   it('is still exported from adapters/shared/url-text', () => {
     expect(redactUrlReexported).toBe(redactUrl);
   });
