@@ -21,6 +21,8 @@ const IPV4_BLOCKED: [string, number][] = [
 const IPV6_BLOCKED: [string, number][] = [
   ['::', 128],
   ['::1', 128],
+  // NAT64's local-use prefix (RFC 8215): translated to IPv4 addresses of the local network.
+  ['64:ff9b:1::', 48],
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
@@ -31,25 +33,34 @@ for (const [net, prefix] of IPV4_BLOCKED) blocked.addSubnet(net, prefix, 'ipv4')
 for (const [net, prefix] of IPV6_BLOCKED) blocked.addSubnet(net, prefix, 'ipv6');
 
 /**
- * True when `address` (an IP address as `dns.lookup` gives it) is in a blocked range. An IPv4-mapped
- * IPv6 address (`::ffff:127.0.0.1`, `::ffff:7f00:1`) is checked as the IPv4 address it maps; anything
- * that is not an IP address counts as blocked.
+ * True when `address` (an IP address as `dns.lookup` gives it) is in a blocked range. An IPv6 address
+ * that carries an IPv4 address (see embeddedIPv4) is checked as that IPv4 address too; anything that is
+ * not an IP address counts as blocked.
  */
 export function isBlockedAddress(address: string): boolean {
   const plain = address.split('%')[0] ?? address; // a zone index (fe80::1%eth0) is not part of the address
   const family = isIP(plain);
   if (family === 4) return blocked.check(plain, 'ipv4');
   if (family !== 6) return true;
-  const mapped = mappedIPv4(plain);
-  return mapped === undefined ? blocked.check(plain, 'ipv6') : blocked.check(mapped, 'ipv4');
+  if (blocked.check(plain, 'ipv6')) return true;
+  const embedded = embeddedIPv4(plain);
+  return embedded !== undefined && blocked.check(embedded, 'ipv4');
 }
 
-/** The IPv4 address an IPv4-mapped IPv6 address (`::ffff:0:0/96`) stands for, else undefined. */
-export function mappedIPv4(address: string): string | undefined {
-  const groups = ipv6Groups(address);
-  if (!groups || groups.slice(0, 5).some((g) => g !== 0) || groups[5] !== 0xffff) return undefined;
-  const [hi = 0, lo = 0] = groups.slice(6);
-  return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+/**
+ * The IPv4 address an IPv6 address stands for or leads to, else undefined: IPv4-mapped
+ * (`::ffff:127.0.0.1`), IPv4-compatible (`::127.0.0.1`, deprecated but still parsed), NAT64's
+ * well-known prefix (`64:ff9b::7f00:1`, RFC 6052) and 6to4 (`2002:7f00:1::`, RFC 3056).
+ */
+export function embeddedIPv4(address: string): string | undefined {
+  const g = ipv6Groups(address);
+  if (!g) return undefined;
+  const quad = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && (g[5] === 0xffff || g[5] === 0)) return quad(g[6] ?? 0, g[7] ?? 0);
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return quad(g[6] ?? 0, g[7] ?? 0);
+  if (g[0] === 0x2002) return quad(g[1] ?? 0, g[2] ?? 0);
+  return undefined;
 }
 
 /** The eight 16-bit groups of a valid IPv6 address (with `::` expanded and a trailing dotted quad converted). */
