@@ -22,11 +22,16 @@ export class WebSocketServerWithKeepAlive implements EngineWebSocketServer {
   private pinger: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: WebSocketServerOptions) {
-    // ws closes an oversized frame's connection with 1009 and no reason; say what the limit is.
-    const limitReason = closeReason(1009, { setting: options.limitSetting, limit: options.maxPayloadBytes });
+    // ws closes a connection whose frame it refuses with a code and no reason; say what was wrong
+    // (for an oversized frame, which limit).
+    const reasons: Record<number, string> = {
+      1002: closeReason(1002),
+      1007: closeReason(1007),
+      1009: closeReason(1009, { setting: options.limitSetting, limit: options.maxPayloadBytes }),
+    };
     class LimitedSocket extends WebSocket {
       override close(code?: number, reason?: string | Buffer): void {
-        super.close(code, code === 1009 && !reason ? limitReason : reason);
+        super.close(code, !reason && code !== undefined ? (reasons[code] ?? reason) : reason);
       }
     }
     this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: options.maxPayloadBytes, WebSocket: LimitedSocket });

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { type Engine, startEngine } from '@flint/engine';
-import { EngineFunctions, type FunctionInfo, type TriggerInfo } from '@flint/protocol';
+import { EngineFunctions, type FunctionInfo, type TriggerInfo, closeReason } from '@flint/protocol';
 import { FlintInvocationError, type Worker, registerWorker } from '@flint/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Frame, RawClient } from '../support/raw-client.js';
@@ -378,6 +378,19 @@ describe('oversized frames', () => {
     expect((await bystander.invoke('bi::echo', { still: 'here' })).result).toEqual({ still: 'here' });
     // A clear close reason tells the worker what happened (design.md §5, "Bad frames").
     expect(closed.reason, 'close reason of an oversized frame').not.toBe('');
+  });
+
+  it('a text frame that is not UTF-8 closes that connection with 1007, a frame breaking the WebSocket protocol with 1002, each with its reason', async () => {
+    await start({ bridge: { port: 0 } });
+    const { check } = await echoPair();
+    const badText = await RawClient.connect(eng().bridgeUrl);
+    badText.ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false });
+    expect(await badText.closed).toEqual({ code: 1007, reason: closeReason(1007) });
+    const unmasked = await RawClient.connect(eng().bridgeUrl);
+    // A client's frames must be masked (RFC 6455 §5.1): this one, a text frame "A", is not.
+    (unmasked.ws as unknown as { _socket: { write(b: Buffer): void } })._socket.write(Buffer.from([0x81, 0x01, 0x41]));
+    expect(await unmasked.closed).toEqual({ code: 1002, reason: closeReason(1002) });
+    await check();
   });
 });
 
