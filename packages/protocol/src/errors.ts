@@ -163,7 +163,10 @@ export function errorStatus(code: ErrorCode): number {
  */
 export const CLOSE_CODES = {
   1001: { reason: 'engine shutting down', when: 'The engine stops (SIGINT/SIGTERM).' },
-  1002: { reason: 'WebSocket protocol error', when: 'A frame broke the WebSocket protocol (an unmasked frame from a client, an unknown opcode, a bad length).' },
+  1002: {
+    reason: 'WebSocket protocol error',
+    when: 'A frame broke the WebSocket protocol (an unmasked frame from a client, an unknown opcode, a bad length).',
+  },
   1007: { reason: 'text frame is not valid UTF-8', when: 'A text frame carried bytes that are not UTF-8.' },
   1008: { reason: 'the {direction} end of this channel is already taken', when: 'A second socket tried to take a channel end.' },
   1009: { reason: 'frame exceeds {setting} ({limit} bytes)', when: 'A frame was larger than the listener allows (`bridge.max_frame_bytes`, default 8 MiB).' },

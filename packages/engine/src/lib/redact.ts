@@ -12,7 +12,9 @@ export function redactUrl(url: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    return url.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@').replace(/([?&][^=&#]+=)[^&#]*/g, (whole, name: string) => (isSecretParam(name.slice(1, -1)) ? `${name}***` : whole));
+    return url
+      .replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@')
+      .replace(/([?&][^=&#]+=)[^&#]*/g, (whole, name: string) => (isSecretParam(name.slice(1, -1)) ? `${name}***` : whole));
   }
   let changed = false;
   if (parsed.password !== '') {
