@@ -314,9 +314,11 @@ export class Cluster implements RemoteView {
     }
     for (const id of workersBefore.keys()) if (!workersAfter.has(id)) events.emit(() => ({ type: 'worker_disconnected', worker_id: id }));
     const triggersAfter = new Set((after?.triggers ?? []).map((t) => t.id));
-    const triggersBefore = new Set((before?.triggers ?? []).map((t) => t.id));
+    const triggersBefore = new Map((before?.triggers ?? []).map((t) => [t.id, JSON.stringify(t)]));
     for (const t of after?.triggers ?? []) {
-      if (!triggersBefore.has(t.id)) events.emit(() => ({ type: 'trigger_added', trigger_id: t.id, trigger_type: t.trigger_type, function_id: t.function_id }));
+      const old = triggersBefore.get(t.id);
+      const type = old === undefined ? 'trigger_added' : old !== JSON.stringify(t) ? 'trigger_updated' : undefined;
+      if (type) events.emit(() => ({ type, trigger_id: t.id, trigger_type: t.trigger_type, function_id: t.function_id }));
     }
     for (const t of before?.triggers ?? []) {
       if (!triggersAfter.has(t.id))

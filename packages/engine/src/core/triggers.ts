@@ -112,7 +112,7 @@ export class TriggerRegistry {
     this.triggers.set(record.id, state);
     if (existing && existing.ownerConn !== ownerConn) existing.ownerConn?.triggers.delete(record.id);
     ownerConn?.triggers.add(record.id);
-    if (!existing) this.emitTrigger('trigger_added', record);
+    this.emitTrigger(existing ? 'trigger_updated' : 'trigger_added', record);
     if (existing) await this.release(existing);
     if (this.triggers.get(record.id) !== state) return {};
     return this.apply(state);
@@ -249,6 +249,7 @@ export class TriggerRegistry {
       return {};
     }
     state.status = 'active';
+    this.emitTrigger('trigger_updated', state.record);
     return {};
   }
 
@@ -289,7 +290,7 @@ export class TriggerRegistry {
     if (state.ownerConn && !this.ownsAnother(state)) state.ownerConn.triggers.delete(state.record.id);
   }
 
-  private emitTrigger(type: 'trigger_added' | 'trigger_removed', record: TriggerRecord): void {
+  private emitTrigger(type: 'trigger_added' | 'trigger_updated' | 'trigger_removed', record: TriggerRecord): void {
     this.events.emit(() => ({ type, trigger_id: record.id, trigger_type: record.type, function_id: record.function_id }));
   }
 
@@ -329,8 +330,10 @@ export class TriggerRegistry {
   private detachType(entry: TypeEntry): void {
     for (const state of this.triggers.values()) {
       if (state.appliedTo === entry) {
+        const wasActive = state.status === 'active';
         state.appliedTo = undefined;
         state.status = 'parked';
+        if (wasActive) this.emitTrigger('trigger_updated', state.record);
       }
     }
   }

@@ -16,6 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { cleanup, track } from '../support/cleanup.js';
 import { type TestWorker, listFunctions, listTriggers, listWorkers, startTestEngine, startWorker, waitForFunction } from '../support/harness.js';
+import { RawClient } from '../support/raw-client.js';
 import { deleteKeysWithPrefix } from '../support/services/redis-server.js';
 import { gateService, serviceAvailable } from '../support/services/services.js';
 import { sleep, uid, waitFor } from '../support/util.js';
@@ -104,6 +105,36 @@ describe('engine::triggers-available', () => {
     await sleep(QUIET_MS);
     expect(events).toEqual([{ event: 'triggers_changed' }, { event: 'triggers_changed' }, { event: 'triggers_changed' }]);
     expect((await listTriggers(engine)).map((t) => t.trigger_type)).toEqual([EngineTriggers.TRIGGERS_AVAILABLE]);
+  });
+
+  it('fires when a trigger is registered again under its id, and when it is applied or parked as its type comes and goes', async () => {
+    const engine = await startTestEngine();
+    const { events } = await subscriber(engine);
+    const owner = await RawClient.connect(engine.bridgeUrl);
+    const register = (config: unknown) =>
+      owner.send({ type: 'registertrigger', id: 'ta-trigger', trigger_type: 'ta::type', function_id: 'ta::handler', config });
+    // Parked: nobody provides ta::type yet.
+    register({ n: 1 });
+    await waitFor(() => events.length === 1, 2000, 'triggers_changed after the registration');
+    await sleep(QUIET_MS);
+    const seen = async () => (await listTriggers(engine)).find((t) => t.id === 'ta-trigger');
+    expect(await seen()).toMatchObject({ status: 'parked', config: { n: 1 } });
+
+    register({ n: 2 });
+    await waitFor(() => events.length === 2, 2000, 'triggers_changed after the registration under the same id');
+    expect(await seen()).toMatchObject({ status: 'parked', config: { n: 2 } });
+
+    const provider = await startWorker('flint', engine, (w) =>
+      w.registerTriggerType({ id: 'ta::type', description: 'a type' }, { registerTrigger: () => {}, unregisterTrigger: () => {} }),
+    );
+    await waitFor(() => events.length === 3, 2000, 'triggers_changed once the trigger is applied');
+    expect(await seen()).toMatchObject({ status: 'active' });
+
+    await provider.shutdown();
+    await waitFor(() => events.length === 4, 2000, 'triggers_changed once the trigger is parked again');
+    expect(await seen()).toMatchObject({ status: 'parked' });
+    await sleep(QUIET_MS);
+    expect(events).toHaveLength(4);
   });
 
   it('a second subscription wakes neither subscriber; an ordinary trigger afterwards reaches both', async () => {

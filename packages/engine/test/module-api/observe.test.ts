@@ -111,6 +111,8 @@ describe('ctx.registry', () => {
       { type: 'function_added', function_id: 'w::one' },
       { type: 'trigger_added', trigger_id: triggerId, trigger_type: type, function_id: 'w::one' },
       { type: 'trigger_type_added', trigger_type: type },
+      // Applied once its type's provider took it.
+      { type: 'trigger_updated', trigger_id: triggerId, trigger_type: type, function_id: 'w::one' },
       { type: 'worker_connected', worker_id: id },
       { type: 'worker_metadata_updated', worker_id: id },
     ]);
@@ -118,11 +120,13 @@ describe('ctx.registry', () => {
     events.length = 0;
     await worker.shutdown();
     await waitFor(() => events.some((e) => e.type === 'worker_disconnected'), 2000, 'the disconnect');
-    await waitFor(() => events.length >= 4, 1000, 'every removal');
+    await waitFor(() => events.length >= 5, 1000, 'every removal');
     expect([...events].sort((a, b) => a.type.localeCompare(b.type))).toEqual([
       { type: 'function_removed', function_id: 'w::one' },
       { type: 'trigger_removed', trigger_id: triggerId, trigger_type: type, function_id: 'w::one' },
       { type: 'trigger_type_removed', trigger_type: type },
+      // Parked when its type went, just before it went itself.
+      { type: 'trigger_updated', trigger_id: triggerId, trigger_type: type, function_id: 'w::one' },
       { type: 'worker_disconnected', worker_id: id },
     ]);
 

@@ -14,7 +14,8 @@ export interface WorkerMetadata {
 /** A change to what is registered. Functions, triggers and workers each come and go. */
 export type RegistryEvent =
   | { type: 'function_added' | 'function_removed'; function_id: string }
-  | { type: 'trigger_added' | 'trigger_removed'; trigger_id: string; trigger_type: string; function_id: string }
+  /** `trigger_updated`: registered again under its id (its config may differ), or applied or parked as its type's provider came or went. */
+  | { type: 'trigger_added' | 'trigger_updated' | 'trigger_removed'; trigger_id: string; trigger_type: string; function_id: string }
   | { type: 'trigger_type_added' | 'trigger_type_removed'; trigger_type: string }
   | { type: 'worker_connected' | 'worker_disconnected' | 'worker_metadata_updated'; worker_id: string };
 

@@ -7,7 +7,7 @@ import { fireTrigger } from '../../lib/triggers.js';
  * The trigger types `engine::functions-available` (the set of function ids changed; bursts of
  * registrations are coalesced into one firing after `debounceMs`) and `engine::workers-available`
  * (a worker connected, disconnected or updated its metadata) and `engine::triggers-available` (triggers
- * were registered or removed; bursts coalesced like functions).
+ * were registered, registered again, applied, parked or removed; bursts coalesced like functions).
  */
 export function registerAvailabilityTriggers(ctx: ModuleContext, debounceMs: number): { stop(): void } {
   const functionSubscribers = new Map<string, TriggerRecord>();
@@ -57,7 +57,7 @@ export function registerAvailabilityTriggers(ctx: ModuleContext, debounceMs: num
   ctx.registry.subscribe((event) => {
     if (event.type === 'function_added' || event.type === 'function_removed') {
       timer ??= setTimeout(fireFunctions, debounceMs).unref();
-    } else if (event.type === 'trigger_added' || event.type === 'trigger_removed') {
+    } else if (event.type === 'trigger_added' || event.type === 'trigger_updated' || event.type === 'trigger_removed') {
       // Subscriptions to this type are not trigger changes for it: a subscriber's own registration does not
       // wake it (nor the others). Its trigger_added comes before the subscriber is in the map, so the type decides.
       if (triggerSubscribers.size > 0 && event.trigger_type !== EngineTriggers.TRIGGERS_AVAILABLE)
