@@ -62,6 +62,15 @@ class EngineHost:
             answer = self._line(30)
             assert answer.get("restarted") is True, answer
 
+    def stats(self) -> dict[str, Any]:
+        """The engine's ``engine.stats()`` (blocking; call it in a thread)."""
+        with self._lock:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write("stats\n")
+            self.proc.stdin.flush()
+            stats: dict[str, Any] = self._line(10)["stats"]
+            return stats
+
     def stop(self) -> None:
         if self.proc.poll() is None and self.proc.stdin is not None:
             try:

@@ -2,7 +2,8 @@
  * The engine the Python tests talk to, with a Node worker beside it (`@flint/sdk`), in one process:
  * `node engine_host.mjs`. Prints one JSON line `{"bridge", "http"}` once serving. Commands on stdin,
  * one per line: `restart` (stop the engine and start it again on the same ports; prints
- * `{"restarted": true}` once it serves again) and `stop`. Stops when stdin closes.
+ * `{"restarted": true}` once it serves again), `stats` (prints `{"stats": engine.stats()}`) and `stop`.
+ * Stops when stdin closes.
  *
  * The Node worker's functions let the tests cross languages both ways:
  *   node::echo {..}                   → {"echoed": <payload>, "runtime": "node"}
@@ -49,6 +50,8 @@ for await (const line of lines) {
     // Answer once the Node worker has reconnected and registered again, so tests may call it at once.
     while (!engine.listFunctions().some((f) => f.function_id === 'node::call')) await new Promise((r) => setTimeout(r, 10));
     process.stdout.write(`${JSON.stringify({ restarted: true })}\n`);
+  } else if (command === 'stats') {
+    process.stdout.write(`${JSON.stringify({ stats: engine.stats() })}\n`);
   } else if (command === 'stop') {
     break;
   }

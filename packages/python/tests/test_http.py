@@ -10,7 +10,7 @@ import uuid
 import flint
 from flint import ApiResponse, HttpRequest, HttpResponse
 
-from support import connect, request, unique
+from support import connect, request, unique, wait_for
 
 
 @dataclasses.dataclass
@@ -132,3 +132,63 @@ async def test_a_failing_route_handler_is_a_500_with_its_code(engine) -> None:
         assert status == 500
         assert answer["code"] == "out_of_stock"
         assert answer["error"] == "nothing left"
+
+
+async def test_streamed_responses_take_spare_channel_sockets_once_one_was_used(engine) -> None:
+    async def spares() -> int:
+        stats = await asyncio.to_thread(engine.stats)
+        return int(stats["spareChannelSockets"])
+
+    async def spares_is(n: int) -> bool:
+        return await spares() == n
+
+    before = await spares()
+    async with await connect(engine.bridge) as worker:
+        path = f"/py/{uuid.uuid4().hex[:8]}/count"
+
+        @flint.http
+        async def count(req: HttpRequest, res: HttpResponse) -> None:
+            for i in range(int(req.query_params["n"])):
+                await res.sse({"i": i}, id=i)
+            await res.close()
+
+        def expected(n: int) -> str:
+            return "".join(f'id: {i}\ndata: {{"i":{i}}}\n\n' for i in range(n))
+
+        await route(worker, unique("py::count"), count, path)
+        assert await spares() == before  # none until a channel is used
+        status, _, body = await asyncio.to_thread(request, "GET", engine.http + path + "?n=3")
+        assert (status, body.decode()) == (200, expected(3))
+        await wait_for(lambda: spares_is(before + 1), what="a spare after the first stream")
+        for n in (10, 100, 1000):
+            status, _, body = await asyncio.to_thread(request, "GET", engine.http + path + f"?n={n}")
+            assert (status, body.decode()) == (200, expected(n))
+            # The stream took the spare (bound: no longer counted), and the worker opened the next one.
+            await wait_for(lambda: spares_is(before + 1), what="the spare to be replaced")
+        # Streams starting together grow the pool, up to four: four handlers wait for each other before writing
+        # (the first takes the spare, each of the others finds none and asks for one more).
+        gate_path = f"/py/{uuid.uuid4().hex[:8]}/together"
+        arrived = 0
+        all_here = asyncio.Event()
+
+        @flint.http
+        async def together(req: HttpRequest, res: HttpResponse) -> None:
+            nonlocal arrived
+            arrived += 1
+            if arrived == 4:
+                all_here.set()
+            await all_here.wait()
+            await res.sse({"i": 0}, id=0)
+            await res.close()
+
+        await route(worker, unique("py::together"), together, gate_path)
+        answers = await asyncio.gather(*(asyncio.to_thread(request, "GET", engine.http + gate_path) for _ in range(4)))
+        assert [a[2].decode() for a in answers] == [expected(1)] * 4
+        await wait_for(lambda: spares_is(before + 4), what="four spares")
+
+        # A channel the worker creates itself goes through a spare too.
+        channel = await worker.create_channel()
+        await channel.writer.write(b"through a spare")
+        await channel.writer.close()
+        assert await channel.reader.read_all() == b"through a spare"
+    await wait_for(lambda: spares_is(before), what="the spares to close with the worker")

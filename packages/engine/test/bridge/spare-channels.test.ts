@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, track } from '../support/cleanup.js';
 import { startTestEngine } from '../support/harness.js';
 import { RawClient, upgradeStatus } from '../support/raw-client.js';
-import { waitFor, within } from '../support/util.js';
+import { sleep, waitFor, within } from '../support/util.js';
 
 afterEach(cleanup);
 
@@ -161,13 +161,34 @@ describe('spare channel sockets of @flint/sdk', () => {
   });
 
   it('grows the pool when streams start together (up to four), and every stream is whole', async () => {
-    const { engine, url } = await sseEngine();
+    const { engine, url, worker } = await sseEngine();
     await fetchText(`${url}?n=1`);
-    for (let round = 0; round < 3; round++) {
-      const bodies = await Promise.all(Array.from({ length: 8 }, (_, i) => fetchText(`${url}?n=${i * 10}`)));
-      expect(bodies.map((b) => b.body)).toEqual(Array.from({ length: 8 }, (_, i) => events(i * 10)));
-    }
+    await waitFor(() => engine.stats().spareChannelSockets === 1, 2000, 'a spare after the first stream');
+    // Four handlers wait for each other before writing: the first takes the spare, each of the others
+    // finds none and asks for one more.
+    let arrived = 0;
+    let allHere: () => void = () => {};
+    const together = new Promise<void>((resolve) => {
+      allHere = resolve;
+    });
+    worker.registerFunction(
+      'sse::together',
+      http(async (_req, res) => {
+        if (++arrived === 4) allHere();
+        await together;
+        await res.sse({ id: 0, data: { i: 0 } });
+        res.close();
+      }),
+    );
+    const base = url.replace(/\/count$/, '');
+    await worker.registerTrigger({ type: 'http', function_id: 'sse::together', config: { api_path: '/together', http_method: 'GET' } }).ready;
+    const bodies = await Promise.all(Array.from({ length: 4 }, () => fetchText(`${base}/together`)));
+    expect(bodies.map((b) => b.body)).toEqual(Array.from({ length: 4 }, () => events(1)));
     await waitFor(() => engine.stats().spareChannelSockets === 4, 2000, 'four spares');
+    // Four is the most: more streams at once do not grow it further.
+    const more = await Promise.all(Array.from({ length: 8 }, (_, i) => fetchText(`${url}?n=${i * 10}`)));
+    expect(more.map((b) => b.body)).toEqual(Array.from({ length: 8 }, (_, i) => events(i * 10)));
+    await sleep(200);
     expect(engine.stats().spareChannelSockets).toBe(4);
   });
 

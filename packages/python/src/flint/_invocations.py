@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from ._channel_sockets import ChannelSockets
 from ._connection import Connection, Frame
 from ._context import Caller, InvocationContext, _current
 from ._convert import NotSerializable, PayloadMismatch, decode, dumps
@@ -42,8 +43,12 @@ class FunctionEntry:
 
 
 class Invocations:
-    def __init__(self, connection: Connection, log: logging.Logger, max_concurrency: int, max_threads: int | None) -> None:
+    def __init__(
+        self, connection: Connection, log: logging.Logger, max_concurrency: int, max_threads: int | None, channel_sockets: ChannelSockets
+    ) -> None:
         self.connection = connection
+        #: Where the channel ends in payloads get their sockets.
+        self.channel_sockets = channel_sockets
         self.log = log
         self.functions: dict[str, FunctionEntry] = {}
         self.running: set[asyncio.Task[None]] = set()
@@ -99,7 +104,7 @@ class Invocations:
             try:
                 data = msg.get("data")
                 if refs:
-                    data = revive_channels(data, self.connection.url)
+                    data = revive_channels(data, self.channel_sockets)
                 arg = data if entry.input_type is NO_TYPE else decode(data, entry.input_type)
             except PayloadMismatch as err:
                 self._reply(msg, None, {"code": "invalid_payload", "message": f"{function_id}: invalid payload at {err}"})
@@ -157,7 +162,7 @@ class Invocations:
         self.connection.send(Frame("invocationresult", text, None))
 
 
-def revive_channels(value: Any, base: str) -> Any:
+def revive_channels(value: Any, base: ChannelSockets) -> Any:
     """Replaces every channel reference in a payload with a ChannelReader or ChannelWriter."""
     if isinstance(value, dict):
         if is_channel_ref(value):

@@ -1,7 +1,7 @@
 """Channels: byte streams between functions (and the body of streamed HTTP requests and responses).
 
 A channel has a writing end and a reading end, each opened lazily as its own WebSocket on the bridge
-(``/ws/channels/<id>?key=…&dir=…``). Bytes travel as binary frames of at most 64 KiB; text items
+(``/ws/channels/<id>?key=…&dir=…``, or a spare socket the worker opened ahead of need and binds to it). Bytes travel as binary frames of at most 64 KiB; text items
 (``send_message``) as text frames, which readers get through ``on_message``. A normal close is the end
 of the data; any other close is an error, so a reader never mistakes a failed writer for a complete one.
 """
@@ -9,12 +9,12 @@ of the data; any other close is an error, so a reader never mistakes a failed wr
 from __future__ import annotations
 
 import asyncio
-import urllib.parse
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from . import _ws
+from ._channel_sockets import ChannelSockets, channel_url
 from .errors import FlintError
 
 __all__ = ["Channel", "ChannelReader", "ChannelWriter", "channel_url", "is_channel_ref"]
@@ -36,15 +36,6 @@ def is_channel_ref(value: Any) -> bool:
     )
 
 
-def channel_url(base: str, ref: dict[str, str]) -> str:
-    """The URL of a channel end: the bridge URL's scheme, host and path, its query (a token) dropped."""
-    parts = urllib.parse.urlsplit(base)
-    path = parts.path.rstrip("/")
-    query = urllib.parse.urlencode({"key": ref["access_key"], "dir": ref["direction"]}, quote_via=urllib.parse.quote)
-    channel = urllib.parse.quote(ref["channel_id"], safe="")
-    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, f"{path}/ws/channels/{channel}", query, ""))
-
-
 class ChannelWriter:
     """The writing end: ``await write(bytes)``, ``await send_message(text)``, ``await close()``.
 
@@ -52,9 +43,10 @@ class ChannelWriter:
     every write raises :class:`FlintError` with code ``channel_closed``.
     """
 
-    def __init__(self, base: str, ref: dict[str, str], *, label: str | None = None) -> None:
+    def __init__(self, base: str | ChannelSockets, ref: dict[str, str], *, label: str | None = None) -> None:
+        """``base``: the bridge URL (a new socket for this end), or the worker's channel sockets."""
         self.ref = ref
-        self._url = channel_url(base, ref)
+        self._sockets = ChannelSockets(base) if isinstance(base, str) else base
         self._label = label or f"channel {ref['channel_id']}"
         self._ws: Any = None
         self._opening: asyncio.Future[Any] | None = None
@@ -153,7 +145,7 @@ class ChannelWriter:
 
     async def _open(self) -> Any:
         try:
-            ws = await _ws.connect(self._url, ping_interval=None, max_size=MAX_CHUNK * 4)
+            ws = await self._sockets.open(self.ref, MAX_CHUNK * 4)
         except Exception as err:
             self._mark_closed(f"it could not be opened ({err})")
             raise
@@ -185,9 +177,10 @@ class ChannelWriter:
 class ChannelReader:
     """The reading end: ``async for chunk in reader`` yields bytes; ``read_all()`` joins them."""
 
-    def __init__(self, base: str, ref: dict[str, str]) -> None:
+    def __init__(self, base: str | ChannelSockets, ref: dict[str, str]) -> None:
+        """``base``: the bridge URL (a new socket for this end), or the worker's channel sockets."""
         self.ref = ref
-        self._url = channel_url(base, ref)
+        self._sockets = ChannelSockets(base) if isinstance(base, str) else base
         self._ws: Any = None
         self._listeners: list[Callable[[str], Any]] = []
         self._done = False
@@ -207,7 +200,7 @@ class ChannelReader:
         if self._done:
             return
         if self._ws is None:
-            self._ws = await _ws.connect(self._url, ping_interval=None, max_size=None)
+            self._ws = await self._sockets.open(self.ref, None)
         ws = self._ws
         try:
             async for data in ws:

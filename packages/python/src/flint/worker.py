@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from ._calls import Calls
+from ._channel_sockets import ChannelSockets
 from ._context import InvocationContext, current_invocation
 from ._connection import Connection, ConnectionOptions, Frame, ReconnectOptions
 from ._convert import NotSerializable, dumps
@@ -118,7 +119,8 @@ class Worker:
             self.log,
         )
         self._calls = Calls(self.connection, invocation_timeout, connect_timeout)
-        self._invocations = Invocations(self.connection, self.log, max_concurrency, max_threads)
+        self._channel_sockets = ChannelSockets(self.url, all_headers)
+        self._invocations = Invocations(self.connection, self.log, max_concurrency, max_threads, self._channel_sockets)
         self._triggers = Triggers(self.connection, self.log)
         self._services: dict[str, dict[str, Any]] = {}
         self._connected = asyncio.Event()
@@ -177,6 +179,7 @@ class Worker:
                 task.cancel()
             await self._invocations.drain(1.0)
         self._calls.reject_all()
+        self._channel_sockets.close()
         for entry in self._triggers.registered.values():
             if not entry.ready.done():
                 entry.ready.cancel()  # no answer can come any more
@@ -356,8 +359,8 @@ class Worker:
         """Creates a channel; pass ``reader_ref``/``writer_ref`` in a payload to hand an end to another function."""
         refs = await self.trigger("engine::channels::create", {} if buffer_size is None else {"buffer_size": buffer_size})
         return Channel(
-            writer=ChannelWriter(self.url, refs["writer"]),
-            reader=ChannelReader(self.url, refs["reader"]),
+            writer=ChannelWriter(self._channel_sockets, refs["writer"]),
+            reader=ChannelReader(self._channel_sockets, refs["reader"]),
             writer_ref=refs["writer"],
             reader_ref=refs["reader"],
         )
@@ -411,6 +414,8 @@ class Worker:
 
     def disconnected(self) -> None:
         self._connected.clear()
+        # Spares belong to the engine of the connection that just ended.
+        self._channel_sockets.set_enabled(False)
         self.worker_id = None
         self._emit("disconnected")
 
@@ -450,6 +455,7 @@ class Worker:
             token = msg.get("reattach_token")
             if isinstance(token, str):
                 self.connection.reattach_token = token
+            self._channel_sockets.set_enabled(msg.get("spare_channels") is True)
         elif kind == "triggerregistrationresult":
             self._triggers.on_result(msg)
         elif kind in ("registertrigger", "unregistertrigger"):
