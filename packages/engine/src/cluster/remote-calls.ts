@@ -58,6 +58,9 @@ export class RemoteCalls {
     const call: RemoteCall = { function_id: ctx.functionId, data, timeout_ms: timeoutMs };
     if (ctx.traceparent) call.traceparent = ctx.traceparent;
     if (ctx.baggage) call.baggage = ctx.baggage;
+    if (ctx.callerWorkerId !== undefined && ctx.callerContext !== undefined && ctx.callerContext !== null) {
+      call.caller = { worker_id: ctx.callerWorkerId, context: ctx.callerContext };
+    }
     let calls = this.waiting.get(node);
     if (!calls) {
       calls = new Map();
@@ -108,6 +111,8 @@ export class RemoteCalls {
       traceparent: typeof call.traceparent === 'string' ? call.traceparent : undefined,
       baggage: typeof call.baggage === 'string' ? call.baggage : undefined,
       timeoutMs: typeof call.timeout_ms === 'number' && call.timeout_ms > 0 ? call.timeout_ms : undefined,
+      // The engines of a cluster trust each other: the identity the caller's listener gave stays with the call.
+      remoteCaller: call.caller && typeof call.caller.worker_id === 'string' ? { worker_id: call.caller.worker_id, context: call.caller.context } : undefined,
     };
     this.invoker.callWith(
       call.function_id,

@@ -1,6 +1,7 @@
 import type { ErrorBody, TriggerInfo, TriggerTypeInfo, WorkerInfo } from '@flint/protocol';
 import type { FunctionDefinition } from '../core/api/functions.js';
 import type { RemoteWorkerRef } from '../core/functions.js';
+import type { CallerIdentity } from '../core/invoker.js';
 
 /** What an engine tells the others: what its own workers provide. */
 export interface NodeSnapshot {
@@ -36,6 +37,8 @@ export interface RemoteCall {
   traceparent?: string;
   baggage?: string;
   timeout_ms: number;
+  /** Who made the call, when its listener's auth function gave it a context (handed on as `ctx.caller`). */
+  caller?: CallerIdentity;
 }
 
 export type RemoteAnswer = { result: unknown } | { error: ErrorBody };

@@ -33,6 +33,14 @@ export interface RouteOptions extends InvokeOptions {
   void?: boolean;
   /** Only this engine's own providers may run the call (it came from another engine of the cluster). */
   localOnly?: boolean;
+  /** The identity of a caller on another engine of the cluster (a call forwarded here), as `caller` would give it. */
+  remoteCaller?: CallerIdentity;
+}
+
+/** A calling worker and the context its listener's auth function gave it (`ctx.caller` of the function called). */
+export interface CallerIdentity {
+  worker_id: string;
+  context: unknown;
 }
 
 export interface InvokerOptions {
@@ -281,8 +289,8 @@ export class Invoker {
     const failure = (e: unknown) => (provider.kind === 'internal' ? internalFailure(functionId, e) : toErrorBody(e));
     const ctx: InvocationContext = {
       functionId,
-      callerWorkerId: opts.caller?.id,
-      callerContext: opts.caller?.access?.context ?? undefined,
+      callerWorkerId: opts.caller?.id ?? opts.remoteCaller?.worker_id,
+      callerContext: opts.caller?.access?.context ?? opts.remoteCaller?.context ?? undefined,
       traceparent: opts.traceparent,
       baggage: opts.baggage,
       timeoutMs,
@@ -346,6 +354,8 @@ function invokeFrame(id: string, functionId: string, data: unknown, opts: RouteO
   // The caller's identity, when its listener's auth function gave it one (see InvokeFunctionMessage.caller).
   if (caller?.access && caller.access.context !== null && caller.access.context !== undefined) {
     frame += `,"caller":${JSON.stringify({ worker_id: caller.id, context: caller.access.context })}`;
+  } else if (opts.remoteCaller && opts.remoteCaller.context !== null && opts.remoteCaller.context !== undefined) {
+    frame += `,"caller":${JSON.stringify(opts.remoteCaller)}`;
   }
   return `${frame}}`;
 }

@@ -9,6 +9,7 @@ import { type Engine, startEngine } from '@flint/engine';
 import { EngineFunctions, type FunctionInfo, type TriggerInfo, type WorkerInfo } from '@flint/protocol';
 import { type ChannelReader, type Worker, http, registerWorker } from '@flint/sdk';
 import { afterEach, describe, expect, test } from 'vitest';
+import { startGatekeeper } from '../support/access.js';
 import { spawnEngineScript } from '../support/child-engine.js';
 import { cleanup, track } from '../support/cleanup.js';
 import { startTestEngine } from '../support/harness.js';
@@ -342,6 +343,30 @@ describe.each([
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     await a.invoke('b::trace', {}, { traceparent });
     expect(seen?.split('-')[1]).toBe('0af7651916cd43dd8448eb211c80319c');
+  });
+
+  test.skipIf(!run)("the identity a listener's auth function gave the caller travels to the other engine (ctx.caller)", async () => {
+    const name = uid('c');
+    const g = await startGatekeeper({
+      answers: { auth: (input) => (input.query_params.user ? { context: { user: input.query_params.user[0] } } : {}) },
+      config: { cluster: clusterOf(name, 'a') },
+    });
+    const b = await startNode(name, 'b');
+    worker(b, 'wb').registerFunction('b::who', async (_input: unknown, ctx) => ctx.caller ?? 'nobody');
+    await converged([g.engine], ['b::who']);
+    const alice = registerWorker(`${g.url}/?user=alice`, { workerName: 'alice', log: quiet });
+    track(() => alice.shutdown());
+    await alice.waitConnected();
+    const aliceId = await waitFor(
+      async () => (await list<WorkerInfo>(g.engine, EngineFunctions.LIST_WORKERS, 'workers')).find((w) => w.name === 'alice')?.id,
+      2000,
+      'alice to be listed',
+    );
+    expect(await alice.trigger({ function_id: 'b::who', payload: {} })).toEqual({ worker_id: aliceId, context: { user: 'alice' } });
+    // A caller without a context hands on none, as on one engine.
+    const open = worker(g.engine, 'open');
+    await open.waitConnected();
+    expect(await open.trigger({ function_id: 'b::who', payload: {} })).toBe('nobody');
   });
 
   test.skipIf(!run)('an engine that stops leaves at once: its functions go from the listings of the others', async () => {

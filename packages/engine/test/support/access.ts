@@ -127,6 +127,8 @@ export interface GatekeeperOptions {
   listener?: Record<string, unknown>;
   /** Initial answers of the access functions. */
   answers?: Partial<Record<AccessRole, AccessAnswer>>;
+  /** More engine config (e.g. `cluster`). */
+  config?: Record<string, unknown>;
   options?: Omit<EngineOptions, 'config'>;
 }
 
@@ -138,7 +140,7 @@ export async function startGatekeeper(opts: GatekeeperOptions = {}): Promise<Gat
   const roles = opts.roles ?? ['auth'];
   const access: Record<string, unknown> = { ...opts.access };
   for (const role of roles) access[ACCESS_FUNCTIONS[role].key] = ACCESS_FUNCTIONS[role].id;
-  const engine = await startListeners([{}, { ...opts.listener, access }], {}, opts.options);
+  const engine = await startListeners([{}, { ...opts.listener, access }], opts.config, opts.options);
   const seen: Gatekeeper['seen'] = { auth: [], middleware: [], onFunction: [], onTrigger: [], onTriggerType: [] };
   const answer: Gatekeeper['answer'] = {
     auth: () => ({}),
