@@ -116,6 +116,8 @@ export interface WorkerRegisteredMessage {
   reattach_token?: string;
   /** Flint addition: the engine takes spare channel sockets (`SPARE_CHANNEL_PATH`, bound with `bindchannel`). */
   spare_channels?: boolean;
+  /** Flint addition: how long the engine keeps a spare unbound before it closes it (4000). */
+  spare_channel_idle_ms?: number;
 }
 
 /** The upgrade header carrying a reconnecting worker's `reattach_token` (Flint addition). */

@@ -24,6 +24,8 @@ export function directChannelSockets(base: string): ChannelSocketSource {
 const MAX_SPARES = 4;
 /** The engine's close code for a spare nobody bound in time: no channel was used for a while. */
 const SPARE_IDLE_CLOSE = 4000;
+/** The engine's default `bridge.spare_channel_idle_ms`, for an engine that does not say. */
+const DEFAULT_IDLE_MS = 60_000;
 
 const ignore = (): void => {};
 
@@ -32,13 +34,18 @@ const ignore = (): void => {};
  * HTTP response would otherwise add to its time to first byte. Against an engine that takes spare
  * sockets (`workerregistered.spare_channels`), the worker keeps sockets open ahead of need once it
  * has used a channel, and a channel end takes one of them with a `bindchannel` frame instead of
- * opening its own. The pool grows by one (up to four) each time a channel finds it empty, and is
- * dropped once the engine closes an unused spare (after a minute without channels).
+ * opening its own. The pool grows by one (up to four) each time a channel finds it empty. A spare
+ * unused for half the time the engine keeps one unbound (`spare_channel_idle_ms`, a minute by
+ * default) is closed by the worker itself, which then keeps none until a channel is used again: the
+ * worker never binds a spare the engine is just closing.
  */
 export class ChannelSockets implements ChannelSocketSource {
   private readonly direct: ChannelSocketSource;
   /** Spares, opening or open, with the close listener the pool put on each. */
   private readonly spares = new Map<WebSocket, (code: number) => void>();
+  /** Spares unused this long are closed by the worker (half the engine's limit). */
+  private retireMs = DEFAULT_IDLE_MS / 2;
+  private retireTimer: NodeJS.Timeout | undefined;
   private enabled = false;
   private closed = false;
   private refilling = false;
@@ -52,9 +59,13 @@ export class ChannelSockets implements ChannelSocketSource {
     this.direct = directChannelSockets(base);
   }
 
-  /** Whether the engine of the current connection takes spare sockets (told by `workerregistered`). */
-  setEnabled(enabled: boolean): void {
+  /**
+   * Whether the engine of the current connection takes spare sockets, and how long it keeps one
+   * unbound (both told by `workerregistered`).
+   */
+  setEnabled(enabled: boolean, idleMs = DEFAULT_IDLE_MS): void {
     this.enabled = enabled && !this.closed;
+    this.retireMs = Math.max(1, Math.floor(idleMs / 2));
     if (this.enabled) this.refill();
     else this.dropSpares();
   }
@@ -62,6 +73,7 @@ export class ChannelSockets implements ChannelSocketSource {
   open(ref: ChannelRef): WebSocket {
     const spare = this.take();
     if (this.enabled) {
+      this.armRetire();
       if (!spare) this.wanted = Math.min(MAX_SPARES, this.wanted + 1);
       // Opening a socket costs a few hundred microseconds of this process's time: not before the
       // channel's first bytes are on their way.
@@ -83,6 +95,17 @@ export class ChannelSockets implements ChannelSocketSource {
     this.closed = true;
     this.enabled = false;
     this.dropSpares();
+  }
+
+  /** From this channel on, spares live until `retireMs` pass without one. */
+  private armRetire(): void {
+    clearTimeout(this.retireTimer);
+    this.retireTimer = setTimeout(() => {
+      this.retireTimer = undefined;
+      this.wanted = 0;
+      this.dropSpares();
+    }, this.retireMs);
+    this.retireTimer.unref();
   }
 
   /** An open spare, detached from the pool; undefined when none is open yet. */
@@ -119,6 +142,10 @@ export class ChannelSockets implements ChannelSocketSource {
   }
 
   private dropSpares(): void {
+    if (!this.enabled) {
+      clearTimeout(this.retireTimer);
+      this.retireTimer = undefined;
+    }
     const spares = [...this.spares.keys()];
     this.spares.clear();
     for (const ws of spares) {

@@ -302,7 +302,7 @@ export class Worker extends EventEmitter<{
       case 'workerregistered':
         this.workerId = msg.worker_id;
         if (typeof msg.reattach_token === 'string') this.connection.reattachToken = msg.reattach_token;
-        this.channelSockets.setEnabled(msg.spare_channels === true);
+        this.channelSockets.setEnabled(msg.spare_channels === true, typeof msg.spare_channel_idle_ms === 'number' ? msg.spare_channel_idle_ms : undefined);
         this.emit('workerRegistered', this.workerId);
         return;
       case 'triggerregistrationresult':

@@ -40,6 +40,7 @@ describe('spare channel sockets (raw)', () => {
     const raw = await RawClient.connect(engine.bridgeUrl);
     const registered = await raw.waitFrame((f) => f.type === 'workerregistered');
     expect(registered.spare_channels).toBe(true);
+    expect(registered.spare_channel_idle_ms).toBe(60_000);
   });
 
   it('binds a spare as the writer: the frames sent right behind the bind reach the reader in order', async () => {
@@ -192,7 +193,7 @@ describe('spare channel sockets of @flint/sdk', () => {
     expect(engine.stats().spareChannelSockets).toBe(4);
   });
 
-  it('drops its spares when the engine closes an unused one, and when it shuts down', async () => {
+  it('closes its spares once unused for half of bridge.spare_channel_idle_ms, and when it shuts down', async () => {
     const engine = await startTestEngine({ modules: [{ name: 'flint-http', config: { port: 0 } }], bridge: { spare_channel_idle_ms: 300 } });
     const worker = registerWorker(engine.bridgeUrl, { workerName: 'idle' });
     track(() => worker.shutdown());
@@ -202,7 +203,7 @@ describe('spare channel sockets of @flint/sdk', () => {
     writer.stream.end(Buffer.from('x'));
     expect((await done).toString()).toBe('x');
     await waitFor(() => engine.stats().spareChannelSockets > 0, 2000, 'spares after a channel');
-    // Unused for spare_channel_idle_ms: the engine closes them, and the worker opens no new ones.
+    // Unused for half of spare_channel_idle_ms: the worker closes them itself (before the engine would), and opens no new ones.
     await waitFor(() => engine.stats().spareChannelSockets === 0, 3000, 'the idle spares to be closed');
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(engine.stats().spareChannelSockets).toBe(0);

@@ -4,8 +4,10 @@ A WebSocket handshake takes about a millisecond, which a streamed HTTP response 
 its time to first byte. Against an engine that takes spare sockets (``workerregistered`` says
 ``spare_channels: true``), the worker keeps sockets to ``/ws/spare-channel`` open ahead of need once it
 has used a channel, and a channel end takes one of them with a ``bindchannel`` frame instead of opening
-its own. The pool grows by one (up to four) each time a channel finds it empty, and is dropped once the
-engine closes an unused spare (4000: no channel for a minute) or the connection ends.
+its own. The pool grows by one (up to four) each time a channel finds it empty. Spares unused for half the
+time the engine keeps one unbound (``spare_channel_idle_ms``, a minute by default) are closed by the
+worker itself, which then keeps none until a channel is used again: it never binds a spare the engine
+is just closing. The pool is dropped when the connection ends.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ __all__ = ["ChannelSockets", "channel_url"]
 SPARE_PATH = "/ws/spare-channel"
 MAX_SPARES = 4
 SPARE_IDLE_CLOSE = 4000
+DEFAULT_IDLE_MS = 60_000
 
 
 def channel_url(base: str, ref: dict[str, str]) -> str:
@@ -52,10 +55,14 @@ class ChannelSockets:
         self._opening: set[asyncio.Task[Any]] = set()
         self._open: dict[Any, asyncio.Task[None]] = {}
         self._refill_due = False
+        self._retire_after = DEFAULT_IDLE_MS / 2000
+        self._retire: asyncio.TimerHandle | None = None
 
-    def set_enabled(self, enabled: bool) -> None:
-        """Whether the engine of the current connection takes spare sockets (``workerregistered``)."""
+    def set_enabled(self, enabled: bool, idle_ms: float | None = None) -> None:
+        """Whether the engine of the current connection takes spare sockets, and how long it keeps one
+        unbound (both told by ``workerregistered``)."""
         self._enabled = enabled and not self._closed
+        self._retire_after = (idle_ms if idle_ms is not None else DEFAULT_IDLE_MS) / 2000
         if self._enabled:
             self._refill()
         else:
@@ -65,6 +72,7 @@ class ChannelSockets:
         """An open socket serving ``ref``: a spare bound to it, or a new one."""
         spare = self._take()
         if self._enabled:
+            self._arm_retire()
             if spare is None:
                 self._wanted = min(MAX_SPARES, self._wanted + 1)
             if not self._refill_due:
@@ -81,6 +89,17 @@ class ChannelSockets:
         """Closes the spares and opens no more (the worker shuts down)."""
         self._closed = True
         self._enabled = False
+        self._drop()
+
+    def _arm_retire(self) -> None:
+        """From this channel on, spares live until ``_retire_after`` seconds pass without one."""
+        if self._retire is not None:
+            self._retire.cancel()
+        self._retire = asyncio.get_running_loop().call_later(self._retire_after, self._retire_all)
+
+    def _retire_all(self) -> None:
+        self._retire = None
+        self._wanted = 0
         self._drop()
 
     def _take(self) -> Any:
@@ -122,6 +141,9 @@ class ChannelSockets:
             self._wanted = 0
 
     def _drop(self) -> None:
+        if not self._enabled and self._retire is not None:
+            self._retire.cancel()
+            self._retire = None
         for task in list(self._opening):
             task.cancel()
         for ws, watcher in list(self._open.items()):

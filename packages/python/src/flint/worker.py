@@ -455,7 +455,8 @@ class Worker:
             token = msg.get("reattach_token")
             if isinstance(token, str):
                 self.connection.reattach_token = token
-            self._channel_sockets.set_enabled(msg.get("spare_channels") is True)
+            idle = msg.get("spare_channel_idle_ms")
+            self._channel_sockets.set_enabled(msg.get("spare_channels") is True, idle if isinstance(idle, (int, float)) else None)
         elif kind == "triggerregistrationresult":
             self._triggers.on_result(msg)
         elif kind in ("registertrigger", "unregistertrigger"):

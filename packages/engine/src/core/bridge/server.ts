@@ -187,6 +187,7 @@ export class BridgeServer {
       // A holder of a claimed trigger has until the keep-alive would drop it (at most 5 s) to answer a ping.
       probeTimeoutMs: Math.min(this.options.pingIntervalMs, 5000),
       reattach: typeof reattach === 'string' ? reattach : undefined,
+      spareIdleMs: this.options.spareIdleMs,
     }).open();
   }
 }

@@ -33,6 +33,8 @@ export interface BridgeDeps {
 export interface SessionOptions extends RegistrationOptions {
   /** The `x-flint-reattach` header of the upgrade: the reattach token of the connection this one succeeds. */
   reattach?: string;
+  /** How long this listener keeps a spare channel socket unbound (told to the worker in `workerregistered`). */
+  spareIdleMs: number;
 }
 
 /** One worker's connection from `workerregistered` to its cleanup: decodes its frames and acts on them. */
@@ -52,7 +54,13 @@ export class WorkerSession {
 
   open(): void {
     const { conn, ws } = this;
-    conn.send({ type: 'workerregistered', worker_id: conn.id, reattach_token: conn.reattachToken, spare_channels: true });
+    conn.send({
+      type: 'workerregistered',
+      worker_id: conn.id,
+      reattach_token: conn.reattachToken,
+      spare_channels: true,
+      spare_channel_idle_ms: this.options.spareIdleMs,
+    });
     this.succeed();
     this.deps.workers.add(conn);
     this.log.debug({ worker_id: conn.id, ip: conn.ipAddress }, 'worker connected');
