@@ -149,19 +149,21 @@ export class Cluster implements RemoteView {
    */
   async members(): Promise<ClusterMember[]> {
     const me = this.currentSnapshot();
+    const others = [...this.peers.values()].filter((p) => p.snapshot !== undefined);
+    const links = await Promise.all(others.map((p) => this.ping(p.node)));
+    // One clock reading for every row: this engine is heard from now (0), the others that long before.
+    const now = Date.now();
     const row = (s: NodeSnapshot, lastSeen: number, linkMs: number | null): ClusterMember => ({
       node: s.node,
       bridge: s.bridge,
       version: s.version,
       started_at: s.started_at,
-      last_seen_ms: Date.now() - lastSeen,
+      last_seen_ms: now - lastSeen,
       link_ms: linkMs,
       functions: s.functions.length,
       workers: s.workers.length,
     });
-    const others = [...this.peers.values()].filter((p) => p.snapshot !== undefined);
-    const links = await Promise.all(others.map((p) => this.ping(p.node)));
-    return [row(me, Date.now(), null), ...others.map((p, i) => row(p.snapshot as NodeSnapshot, p.lastSeen, links[i] ?? null))];
+    return [row(me, now, null), ...others.map((p, i) => row(p.snapshot as NodeSnapshot, p.lastSeen, links[i] ?? null))];
   }
 
   private async ping(node: string): Promise<number | null> {
