@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support import connect, request
+from support import connect, provided, request
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "python-worker" / "worker.py"
 
@@ -28,6 +28,7 @@ async def test_the_python_worker_example(engine) -> None:
             status, _, body = await asyncio.to_thread(request, "GET", engine.http + "/greet/Ada?language=fr")
             assert status == 503 and "node::decorate" in json.loads(body)["error"]
             worker.register_function("node::decorate", lambda data: {"text": f"* {data['text']} *"})
+            await provided(worker, "node::decorate")  # the registration reaches the engine before the request
             status, _, body = await asyncio.to_thread(request, "GET", engine.http + "/greet/Ada?language=fr")
             assert status == 200
             assert json.loads(body)["decorated"] == {"text": "* Bonjour, Ada. *"}

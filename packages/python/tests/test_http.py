@@ -191,4 +191,12 @@ async def test_streamed_responses_take_spare_channel_sockets_once_one_was_used(e
         await channel.writer.write(b"through a spare")
         await channel.writer.close()
         assert await channel.reader.read_all() == b"through a spare"
+        # No channel for half the engine's spare_channel_idle_ms (2 s here): the worker closes its spares
+        # itself, keeps none, and the next channel opens a socket of its own and starts the pool again.
+        await wait_for(lambda: spares_is(before), timeout=5.0, what="the idle spares to be closed")
+        await asyncio.sleep(0.3)
+        assert await spares() == before
+        status, _, body = await asyncio.to_thread(request, "GET", engine.http + path + "?n=2")
+        assert (status, body.decode()) == (200, expected(2))
+        await wait_for(lambda: spares_is(before + 1), what="a spare again")
     await wait_for(lambda: spares_is(before), what="the spares to close with the worker")
