@@ -3,6 +3,8 @@
  * broker, a bad config) and how it lives through a lost connection. Runs against the real broker
  * (FLINT_TEST_AMQP_URL, default amqp://guest:guest@127.0.0.1:5672), skipped when it is absent.
  */
+
+import { Socket } from 'node:net';
 import { type Delivery, type QueueBackend, openAdapter } from '@flint/engine';
 import { FlintError } from '@flint/protocol';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -82,6 +84,44 @@ describe.skipIf(!run)('rabbitmq queue adapter: a lost connection', () => {
     }
     await waitFor(() => got.some((d) => d.data === 'after'));
     expect(got.map((d) => d.data)).not.toContain('while down');
+  });
+});
+
+describe.skipIf(!run)('rabbitmq queue adapter: writes to the broker', () => {
+  test('a burst of publishes goes to the broker in a few socket writes, not one per frame', async () => {
+    const prefix = uniquePrefix();
+    const q = await openAdapter('queue', { name: 'rabbitmq', config: { amqp_url: AMQP_URL, prefix } }, opts);
+    // Counts the writes this process makes to the broker's port (the adapter runs in this process).
+    const port = Number(new URL(AMQP_URL).port || 5672);
+    let writes = 0;
+    const proto = Socket.prototype as unknown as Record<'_write' | '_writev', (...args: unknown[]) => unknown>;
+    const original = { _write: proto._write, _writev: proto._writev };
+    for (const name of ['_write', '_writev'] as const)
+      proto[name] = function (this: Socket, ...args: unknown[]) {
+        if (this.remotePort === port) writes++;
+        return original[name].apply(this, args);
+      };
+    try {
+      await q.publish('burst', { data: 'warm-up' }); // declares the queue: later publishes are frames only
+      const got: Delivery[] = [];
+      q.consume('burst', { concurrency: 100, fifo: false, visibilityTimeoutMs: 30_000 }, (d, settle) => {
+        got.push(d);
+        settle({ type: 'ack' });
+      });
+      await waitFor(() => got.length === 1);
+      writes = 0;
+      await Promise.all(Array.from({ length: 50 }, (_, n) => q.publish('burst', { data: n })));
+      const publishWrites = writes;
+      await waitFor(() => got.length === 51);
+      // Each publish is a frame of its own in amqplib; one write each would be 50.
+      expect(publishWrites).toBeGreaterThan(0);
+      expect(publishWrites).toBeLessThanOrEqual(5);
+      expect(got.slice(1).map((d) => d.data)).toEqual(Array.from({ length: 50 }, (_, n) => n));
+    } finally {
+      Object.assign(proto, original);
+      await q.close();
+      await deleteRabbitObjects(prefix);
+    }
   });
 });
 

@@ -3,6 +3,7 @@ import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type Option
 import { describeError } from '../../shared/files.js';
 import type { AdapterLog } from '../../shared/log.js';
 import { redactUrl, urlPassword } from '../../shared/url-text.js';
+import { coalesceWrites } from './write-coalescing.js';
 
 export interface LinkOptions {
   url: string;
@@ -38,6 +39,7 @@ export class AmqpLink {
   private closed = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
+  private toldUncoalesced = false;
   /** Counts connections: a delivery received on an older one can no longer be settled. */
   generation = 0;
 
@@ -205,6 +207,10 @@ export class AmqpLink {
 
   private async connect(): Promise<void> {
     const model = await amqp.connect(this.options.url, { timeout: this.options.connectTimeoutMs, noDelay: true });
+    if (!coalesceWrites(model) && !this.toldUncoalesced) {
+      this.toldUncoalesced = true;
+      this.options.logger?.info(`rabbitmq at ${this.url}: this amqplib version is not the expected one; each frame goes out in a write of its own`);
+    }
     model.on('error', (err: Error) => {
       this.lastError = err.message;
     });
