@@ -10,8 +10,9 @@
 // reverse, …). The publisher keeps BENCH_QUEUE_IN_FLIGHT (64) publishes outstanding; the consumer
 // handles 64 at once (trigger queue_config.concurrency, Worker concurrency, prefetch). A round is timed
 // from its first publish to its last message handled (the consumer counts; it answers over IPC once the
-// count is reached). BENCH_QUEUE_WARMUP (1,000) messages before each system's first round, a tenth of
-// that before the others. CPU µs per message of every process over the measured rounds.
+// count is reached). Before each system's first round, BENCH_QUEUE_WARMUP (1,000) messages at a time until
+// BENCH_WARMUP_MS (2,000) have passed; a tenth of that count before the other rounds. CPU µs per message of
+// every process over the measured rounds.
 //
 // Latency: BENCH_QUEUE_LATENCY_SAMPLES (500) messages per system, one at a time (the next is published
 // once the previous one's publish resolved and its handler started), split over the same alternating
@@ -22,7 +23,7 @@
 // RabbitMQ objects only named `flint-bench.<random>.…`; all deleted afterwards. A system whose server is
 // unreachable, whose client library is missing or whose adapter the engine refuses is skipped with the reason.
 //
-// Env: BENCH_QUEUE_MESSAGES (20000), BENCH_QUEUE_IN_FLIGHT (64), BENCH_QUEUE_WARMUP (1000),
+// Env: BENCH_QUEUE_MESSAGES (20000), BENCH_QUEUE_IN_FLIGHT (64), BENCH_QUEUE_WARMUP (1000), BENCH_WARMUP_MS (2000),
 //      BENCH_QUEUE_LATENCY_SAMPLES (500), BENCH_ROUNDS (5), BENCH_REDIS_URL (redis://127.0.0.1:6379),
 //      BENCH_AMQP_URL (amqp://guest:guest@127.0.0.1:5672), BENCH_CPU_PROF=<dir>, BENCH_STRICT=1,
 //      BENCH_QUEUE_SYSTEMS (all: bullmq,builtin,redis,rabbitmq,amqplib; the targets need their baselines).
@@ -40,6 +41,7 @@ const MESSAGES = intEnv('BENCH_QUEUE_MESSAGES', 20_000);
 const IN_FLIGHT = intEnv('BENCH_QUEUE_IN_FLIGHT', 64);
 const WARMUP = intEnv('BENCH_QUEUE_WARMUP', 1000, 0);
 const LATENCY_SAMPLES = intEnv('BENCH_QUEUE_LATENCY_SAMPLES', 500);
+const WARMUP_MS = Math.max(0, Number(process.env.BENCH_WARMUP_MS ?? 2000) || 0);
 const LATENCY_WARMUP = 50;
 const rounds = intEnv('BENCH_ROUNDS', 5);
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -318,13 +320,22 @@ try {
     return [(user + sys) / 1000, await child(system.engine), await child(system.consumer), brokerPid ? await procCpuMs(brokerPid) : Number.NaN];
   };
 
+  // Before a system's first round: BENCH_QUEUE_WARMUP messages at a time until BENCH_WARMUP_MS have passed, so
+  // that every system is measured at the speed it keeps once its processes' code is optimised, not while V8 is
+  // still compiling it (the first seconds of a process run slower; bench/http found the same).
+  const warmUp = async (system) => {
+    if (WARMUP === 0) return;
+    const until = performance.now() + WARMUP_MS;
+    do await throughputRound(system, WARMUP);
+    while (performance.now() < until);
+  };
   const perRound = Math.max(1, Math.floor(MESSAGES / rounds));
   process.stderr.write(`  queue: throughput, ${perRound} messages × ${rounds} round${rounds === 1 ? '' : 's'} per system, ${IN_FLIGHT} in flight:`);
   const runs = Object.fromEntries(systems.map((s) => [s.name, { ms: [], messages: 0, cpuMs: [0, 0, 0, 0] }]));
   for (let roundNo = 0; roundNo < rounds; roundNo++) {
     for (const system of roundNo % 2 === 0 ? systems : [...systems].reverse()) {
-      const warm = roundNo === 0 ? WARMUP : Math.floor(WARMUP / 10);
-      if (warm > 0) await throughputRound(system, warm);
+      if (roundNo === 0) await warmUp(system);
+      else if (WARMUP >= 10) await throughputRound(system, Math.floor(WARMUP / 10));
       const before = await cpuOf(system);
       const ms = await throughputRound(system, perRound);
       const after = await cpuOf(system);
@@ -373,7 +384,7 @@ try {
   const bare = byName('amqplib');
 
   console.log(
-    `\nbench/queue: publish → handled, ${IN_FLIGHT} publishes outstanding and ${IN_FLIGHT} handled at once, ${perRound * rounds} messages per system (${JSON.stringify(message(12345)).length} bytes of JSON) in ${rounds} alternating rounds, ${WARMUP} warm-up messages first`,
+    `\nbench/queue: publish → handled, ${IN_FLIGHT} publishes outstanding and ${IN_FLIGHT} handled at once, ${perRound * rounds} messages per system (${JSON.stringify(message(12345)).length} bytes of JSON) in ${rounds} alternating rounds, after at least ${WARMUP_MS} ms of warm-up each (${WARMUP} messages at a time)`,
   );
   console.log(
     'Flint = publisher worker in this process → engine child (flint-queue) → subscriber worker child; BullMQ = Queue.add here → Worker child; amqplib = ConfirmChannel here → consumer child\n',
@@ -455,6 +466,7 @@ try {
     inFlight: IN_FLIGHT,
     rounds,
     warmup: WARMUP,
+    warmupMs: WARMUP_MS,
     latencySamples: latencyPerRound * rounds,
     systems: results.map((r) => ({
       name: r.name,
