@@ -354,11 +354,15 @@ describe.each(SDK_KINDS)('flint-http-functions with %s workers', (kind: SdkKind)
       'http::loopback': `${server.origin}/x`,
       'http::localhost': `http://localhost:${server.port}/x`,
       'http::mapped': `http://[::ffff:127.0.0.1]:${server.port}/x`,
-      // IPv6 forms that lead to a blocked IPv4 address: IPv4-compatible, NAT64, 6to4 (the metadata address).
+      // IPv6 forms that lead to a blocked IPv4 address: IPv4-compatible, NAT64, 6to4 (the metadata address), Teredo.
       'http::compatible': `http://[::127.0.0.1]:${server.port}/x`,
       'http::nat64': `http://[64:ff9b::7f00:1]:${server.port}/x`,
       'http::nat64-local': `http://[64:ff9b:1::a00:1]:${server.port}/x`,
       'http::6to4': 'http://[2002:a9fe:a9fe::1]/latest/meta-data/',
+      // Teredo: a public server (65.54.227.120), the client 127.0.0.1 with its bits inverted (80ff:fffe).
+      'http::teredo': `http://[2001:0:4136:e378:8000:63bf:80ff:fffe]:${server.port}/x`,
+      // Teredo: a public client (65.54.227.120 inverted), the server the metadata address.
+      'http::teredo-server': 'http://[2001:0:a9fe:a9fe:8000:63bf:bec9:1c87]/latest/meta-data/',
       'http::metadata': 'http://169.254.169.254/latest/meta-data/',
       'http::decimal': `http://2130706433:${server.port}/x`,
     };

@@ -34,8 +34,8 @@ for (const [net, prefix] of IPV6_BLOCKED) blocked.addSubnet(net, prefix, 'ipv6')
 
 /**
  * True when `address` (an IP address as `dns.lookup` gives it) is in a blocked range. An IPv6 address
- * that carries an IPv4 address (see embeddedIPv4) is checked as that IPv4 address too; anything that is
- * not an IP address counts as blocked.
+ * that carries IPv4 addresses (see embeddedIPv4) is checked as each of them too; anything that is not
+ * an IP address counts as blocked.
  */
 export function isBlockedAddress(address: string): boolean {
   const plain = address.split('%')[0] ?? address; // a zone index (fe80::1%eth0) is not part of the address
@@ -43,24 +43,26 @@ export function isBlockedAddress(address: string): boolean {
   if (family === 4) return blocked.check(plain, 'ipv4');
   if (family !== 6) return true;
   if (blocked.check(plain, 'ipv6')) return true;
-  const embedded = embeddedIPv4(plain);
-  return embedded !== undefined && blocked.check(embedded, 'ipv4');
+  return embeddedIPv4(plain).some((v4) => blocked.check(v4, 'ipv4'));
 }
 
 /**
- * The IPv4 address an IPv6 address stands for or leads to, else undefined: IPv4-mapped
+ * The IPv4 addresses an IPv6 address stands for or leads to (none for any other): IPv4-mapped
  * (`::ffff:127.0.0.1`), IPv4-compatible (`::127.0.0.1`, deprecated but still parsed), NAT64's
- * well-known prefix (`64:ff9b::7f00:1`, RFC 6052) and 6to4 (`2002:7f00:1::`, RFC 3056).
+ * well-known prefix (`64:ff9b::7f00:1`, RFC 6052), 6to4 (`2002:7f00:1::`, RFC 3056) and Teredo
+ * (`2001:0:<server>:<flags>:<port>:<client>`, RFC 4380: the client's address, which packets to it are
+ * tunnelled to, is stored with every bit inverted; its server's address is returned as well).
  */
-export function embeddedIPv4(address: string): string | undefined {
+export function embeddedIPv4(address: string): string[] {
   const g = ipv6Groups(address);
-  if (!g) return undefined;
+  if (!g) return [];
   const quad = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
   const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
-  if (zeros(0, 5) && (g[5] === 0xffff || g[5] === 0)) return quad(g[6] ?? 0, g[7] ?? 0);
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return quad(g[6] ?? 0, g[7] ?? 0);
-  if (g[0] === 0x2002) return quad(g[1] ?? 0, g[2] ?? 0);
-  return undefined;
+  if (zeros(0, 5) && (g[5] === 0xffff || g[5] === 0)) return [quad(g[6] ?? 0, g[7] ?? 0)];
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return [quad(g[6] ?? 0, g[7] ?? 0)];
+  if (g[0] === 0x2002) return [quad(g[1] ?? 0, g[2] ?? 0)];
+  if (g[0] === 0x2001 && g[1] === 0) return [quad(~(g[6] ?? 0) & 0xffff, ~(g[7] ?? 0) & 0xffff), quad(g[2] ?? 0, g[3] ?? 0)];
+  return [];
 }
 
 /** The eight 16-bit groups of a valid IPv6 address (with `::` expanded and a trailing dotted quad converted). */
