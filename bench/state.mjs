@@ -38,7 +38,7 @@ const tag = randomBytes(6).toString('hex');
 const REDIS_PREFIX = `flint-bench:${tag}:`;
 const SCOPE = `bench-${tag}`;
 const value = (n) => ({ n, text: 'hello flint', ok: true, tags: ['a', 'b'] });
-const TARGETS = { in_memory: 0.5, file_based: 0.25, redis: 0.4 };
+const TARGETS = { in_memory: 0.5, file_based: 0.25, redis: 0.45 };
 
 const children = [];
 const workers = [];
