@@ -61,6 +61,10 @@ export const ERROR_CODES = {
     'Cannot call {function_id} on engine {engine}: {reason}',
     'The function is provided only by another engine of the cluster, and the cluster transport (NATS or Redis) cannot reach it right now; local calls go on.',
   ),
+  message_too_large: spec(
+    '{what} is {size} bytes, more than one message of the cluster transport carries ({limit} bytes: {setting})',
+    'A call forwarded to another engine of the cluster, or its result, is larger than one message of the cluster transport may be.',
+  ),
   trigger_not_found: spec('Trigger {trigger_id} not found', 'No trigger with this id is registered (of the type the call expects).'),
   memory_exporter_not_enabled: spec(
     'No spans are kept in memory ({reason})',

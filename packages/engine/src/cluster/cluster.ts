@@ -57,6 +57,8 @@ export class Cluster implements RemoteView {
   private seq = 0;
   private lastContent = '';
   private snapshot: NodeSnapshot | undefined;
+  /** The seq of the last snapshot found too large to send (told once). */
+  private toldTooLarge = -1;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private announceTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -91,7 +93,7 @@ export class Cluster implements RemoteView {
   start(): void {
     const t = this.transport;
     t.subscribe(this.subjects.heartbeat, (data) => this.onHeartbeat(decode<Heartbeat>(data)));
-    t.subscribe(this.subjects.snapshot(this.nodeId), (_data, reply) => reply?.(encode(this.currentSnapshot())));
+    t.subscribe(this.subjects.snapshot(this.nodeId), (_data, reply) => reply && this.answerSnapshot(reply));
     t.subscribe(this.subjects.ping(this.nodeId), (data, reply) => reply?.(data));
     t.onLink((up) => this.onLink(up));
     this.calls.start();
@@ -177,6 +179,23 @@ export class Cluster implements RemoteView {
   }
 
   // ------------------------------------------------------------------------------------ announcing
+
+  /**
+   * Sends this engine's snapshot to an engine that asked for it. One too large for the transport is not
+   * sent (the others keep the last one they received): said once per snapshot, at warn.
+   */
+  private answerSnapshot(reply: (data: Uint8Array) => void): void {
+    const snapshot = this.currentSnapshot();
+    const data = encode(snapshot);
+    const limit = this.transport.maxMessageBytes;
+    if (data.byteLength <= limit) return reply(data);
+    if (this.toldTooLarge === snapshot.seq) return;
+    this.toldTooLarge = snapshot.seq;
+    this.log.warn(
+      { size: data.byteLength, limit, functions: snapshot.functions.length },
+      `this engine's list of what its workers provide is ${data.byteLength} bytes, more than one message of ${this.transport.kind} carries (${limit} bytes: ${this.transport.maxMessageSetting}); the other engines go on with the last list they received, without this change, until it fits`,
+    );
+  }
 
   /** This engine's snapshot, rebuilt; `seq` moves on when its content changed. */
   private currentSnapshot(): NodeSnapshot {

@@ -64,6 +64,13 @@ export class NatsTransport implements ClusterTransport {
     return this.linkUp && !this.nc.isClosed();
   }
 
+  get maxMessageBytes(): number {
+    // The server says in its INFO (1 MiB unless its config raises it); the client refuses bigger messages.
+    return this.nc.info?.max_payload ?? 1024 * 1024;
+  }
+
+  readonly maxMessageSetting = "the NATS server's max_payload";
+
   publish(subject: string, data: Uint8Array): void {
     if (!this.up) return;
     try {
@@ -77,7 +84,17 @@ export class NatsTransport implements ClusterTransport {
     const sub = this.nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return;
-        const reply = msg.reply ? (data: Uint8Array) => msg.respond(data) : undefined;
+        // An answer too large for the server is not sent (the client would throw): callers check the size first.
+        const reply = msg.reply
+          ? (data: Uint8Array) => {
+              if (data.byteLength > this.maxMessageBytes) return;
+              try {
+                msg.respond(data);
+              } catch {
+                // The connection is closing: the requester's wait ends in a time-out or a link error.
+              }
+            }
+          : undefined;
         handler(msg.data, reply);
       },
     });
@@ -88,6 +105,7 @@ export class NatsTransport implements ClusterTransport {
 
   request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
     if (!this.up) return Promise.reject(new TransportError('down', `the link to NATS at ${this.shownUrl} is down`));
+    if (data.byteLength > this.maxMessageBytes) return Promise.reject(tooLarge(data.byteLength, this.maxMessageBytes));
     const { id, reply } = this.pending.open(timeoutMs);
     try {
       this.nc.publish(subject, data, { reply: `${this.inbox}.${id}` });
@@ -119,4 +137,8 @@ export class NatsTransport implements ClusterTransport {
       for (const listener of this.listeners) listener(up);
     }
   }
+}
+
+function tooLarge(size: number, limit: number): TransportError {
+  return new TransportError('too_large', `a message of ${size} bytes is over the NATS server's max_payload of ${limit} bytes`);
 }

@@ -33,6 +33,9 @@ function open(message: Buffer): { reply: string | undefined; data: Uint8Array } 
  * themselves (ioredis re-subscribes); `up` is true while both are ready.
  */
 export class RedisTransport implements ClusterTransport {
+  /** Redis carries up to 512 MB in a message (its proto-max-bulk-len); the cluster sets no limit of its own. */
+  readonly maxMessageBytes = Number.POSITIVE_INFINITY;
+  readonly maxMessageSetting = "Redis's proto-max-bulk-len";
   readonly kind = 'Redis';
   readonly shownUrl: string;
   private readonly handlers = new Map<string, (data: Uint8Array, reply: ((data: Uint8Array) => void) | undefined) => void>();

@@ -49,6 +49,12 @@ export class RemoteCalls {
     return new FlintError('cluster_unavailable', formatError('cluster_unavailable', { function_id: functionId, engine: node, reason }));
   }
 
+  /** `message_too_large` for `what` (`The payload of a call of f`) of `size` bytes. */
+  private tooLarge(what: string, size: number): FlintError {
+    const params = { what, size, limit: this.transport.maxMessageBytes, setting: this.transport.maxMessageSetting };
+    return new FlintError('message_too_large', formatError('message_too_large', params));
+  }
+
   private forward(node: string, data: unknown, ctx: InvocationContext): Promise<unknown> {
     if (!this.isMember(node)) return Promise.reject(this.unavailable(ctx.functionId, node, `engine ${node} left the cluster`));
     if (!this.transport.up) {
@@ -67,6 +73,10 @@ export class RemoteCalls {
       this.waiting.set(node, calls);
     }
     const pending = calls;
+    const message = encode(call);
+    if (message.byteLength > this.transport.maxMessageBytes) {
+      return Promise.reject(this.tooLarge(`The call of ${ctx.functionId} forwarded to engine ${node}`, message.byteLength));
+    }
     return new Promise((resolve, reject) => {
       const fail = (error: FlintError) => {
         pending.delete(fail);
@@ -74,7 +84,7 @@ export class RemoteCalls {
       };
       pending.set(fail, ctx.functionId);
       // The caller's own timer answers invocation_timeout; the request waits a little longer.
-      this.transport.request(this.subjects.invoke(node), encode(call), timeoutMs + 1000).then(
+      this.transport.request(this.subjects.invoke(node), message, timeoutMs + 1000).then(
         (bytes) => {
           if (!pending.delete(fail)) return;
           const answer = decode<RemoteAnswer>(bytes);
@@ -124,6 +134,11 @@ export class RemoteCalls {
           text = encode(error ? { error: error.toBody() } : { result: result === undefined ? null : result });
         } catch (err) {
           text = encode({ error: { code: 'internal_error', message: `the result cannot be sent to the calling engine: ${(err as Error).message}` } });
+        }
+        // Too large to travel: the caller gets an error at once rather than waiting out its time-out.
+        if (text.byteLength > this.transport.maxMessageBytes) {
+          const what = `${error ? 'The error' : 'The result'} of ${call.function_id} on engine ${this.nodeId}`;
+          text = encode({ error: this.tooLarge(what, text.byteLength).toBody() } satisfies RemoteAnswer);
         }
         reply(text);
       },

@@ -10,10 +10,14 @@ export interface ClusterTransport {
   readonly shownUrl: string;
   /** False while the link to the server is down (the client reconnects by itself). */
   readonly up: boolean;
+  /** The largest message the server carries (NATS: its `max_payload`); Infinity when it sets no limit. */
+  readonly maxMessageBytes: number;
+  /** Where that limit is set, for messages (`the NATS server's max_payload`). */
+  readonly maxMessageSetting: string;
   publish(subject: string, data: Uint8Array): void;
   /** `reply` is set when the sender waits for an answer (a request). Returns what unsubscribes. */
   subscribe(subject: string, handler: (data: Uint8Array, reply: ((data: Uint8Array) => void) | undefined) => void): () => void;
-  /** Rejects with a TransportError: `no_responders`, `timeout` or `down`. */
+  /** Rejects with a TransportError: `no_responders`, `timeout`, `down` or `too_large` (over maxMessageBytes: nothing is sent). */
   request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Uint8Array>;
   /** Called with false when the link goes down and true when it is back. */
   onLink(listener: (up: boolean) => void): void;
@@ -63,7 +67,7 @@ export class PendingRequests {
 
 export class TransportError extends Error {
   constructor(
-    readonly kind: 'no_responders' | 'timeout' | 'down',
+    readonly kind: 'no_responders' | 'timeout' | 'down' | 'too_large',
     message: string,
   ) {
     super(message);

@@ -432,6 +432,50 @@ describe.each([
   });
 });
 
+describe('cluster on nats: messages over max_payload', () => {
+  test.skipIf(!runNats)('a call or an answer too large for NATS fails at once with message_too_large; a snapshot too large is told once', async () => {
+    const name = uid('c');
+    const logB = captureLog('warn');
+    const a = await startTestEngine({ cluster: clusterFor('nats', name, 'a') });
+    const b = await startEngine({ config: { bridge: { port: 0 }, cluster: clusterFor('nats', name, 'b') }, logger: logB.logger });
+    track(() => b.stop());
+    const w = worker(b, 'w-b');
+    w.registerFunction('b::echo', async (input: unknown) => input);
+    w.registerFunction('b::big', async () => ({ text: 'x'.repeat(1_200_000) }));
+    await w.waitConnected();
+    await converged([a], ['b::echo', 'b::big']);
+    const limit = 1024 * 1024; // the machine's NATS server keeps the default max_payload
+
+    let started = Date.now();
+    const big = await rejectsWith(a.invoke('b::echo', { text: 'y'.repeat(1_200_000) }, { timeoutMs: 10_000 }), 'message_too_large');
+    expect(big.message).toMatch(
+      new RegExp(
+        `^The call of b::echo forwarded to engine b is \\d+ bytes, more than one message of the cluster transport carries \\(${limit} bytes: the NATS server's max_payload\\)$`,
+      ),
+    );
+    expect(Date.now() - started).toBeLessThan(1000);
+
+    started = Date.now();
+    const answer = await rejectsWith(a.invoke('b::big', {}, { timeoutMs: 10_000 }), 'message_too_large');
+    expect(answer.message).toMatch(/^The result of b::big on engine b is \d+ bytes, more than one message/);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await a.invoke('b::echo', { n: 1 })).toEqual({ n: 1 });
+
+    // A function whose description alone is over the limit: b cannot send its snapshot, and says so once;
+    // a keeps the list it had (b::echo still goes to b), and gets b's next one that fits.
+    const huge = worker(b, 'w-huge');
+    huge.registerFunction('b::described', async () => null, { description: 'z'.repeat(1_100_000) });
+    await huge.waitConnected();
+    await waitFor(() => logB.records.some((r) => String(r.msg).includes('more than one message of NATS carries')), 5000, "b's warning");
+    expect(await a.invoke('b::echo', { n: 2 })).toEqual({ n: 2 });
+    expect((await functionsOf(a)).map((f) => f.function_id)).not.toContain('b::described');
+    await huge.shutdown();
+    w.registerFunction('b::later', async () => 'later');
+    await converged([a], ['b::later']);
+    expect(logB.records.filter((r) => String(r.msg).includes('more than one message of NATS carries'))).toHaveLength(1);
+  });
+});
+
 describe.each([
   { transport: 'nats' as const, run: runNatsRestart },
   { transport: 'redis' as const, run: runRedisRestart },
