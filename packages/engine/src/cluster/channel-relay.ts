@@ -36,6 +36,14 @@ const itemFrame = (item: ChannelItem | null, aborted: boolean): Uint8Array => {
   return item.kind === 'binary' ? frame(OP.binary, item.data) : frame(OP.text, Buffer.from(item.text, 'utf8'));
 };
 
+/** `bytes` in consecutive pieces of at most `size`. */
+function* pieces(bytes: Uint8Array, size: number): Generator<Uint8Array> {
+  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
+}
+
+const tooBigText = (bytes: number, transport: ClusterTransport): string =>
+  `a channel's text message of ${bytes} bytes is over what one message of ${transport.kind} carries (${transport.maxMessageBytes} bytes: ${transport.maxMessageSetting}); the channel is aborted (binary data is sent in pieces)`;
+
 /**
  * Channels across the engines of a cluster. The engine holding a channel serves a relayed end over
  * request/reply on a subject of its own (a pull per item for a reader, an acknowledged push per item
@@ -46,6 +54,8 @@ export class ChannelRelay implements RemoteChannels {
   private readonly relays = new Map<string, { channel: Channel; stop: () => void }>();
   /** Per relayed reader: its read under way, kept so that a reader asking again (its request timed out) gets the same item. */
   private readonly pendingReads = new Map<string, Promise<ChannelItem | null>>();
+  /** Per relayed reader: what is left of a binary item too big for one message of the transport. */
+  private readonly leftovers = new Map<string, Uint8Array>();
   private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
@@ -111,7 +121,15 @@ export class ChannelRelay implements RemoteChannels {
     };
     ws.on('message', (data, isBinary) => {
       const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
-      queue.push(frame(isBinary ? OP.binary : OP.text, bytes));
+      const room = this.transport.maxMessageBytes - 1;
+      if (bytes.length <= room) queue.push(frame(isBinary ? OP.binary : OP.text, bytes));
+      else if (isBinary) for (const piece of pieces(bytes, room)) queue.push(frame(OP.binary, piece));
+      else {
+        // A text message cannot be cut without the reader getting several: the channel is aborted.
+        this.log.warn({ subject, bytes: bytes.length, limit: room }, tooBigText(bytes.length, this.transport));
+        ws.close(1009, 'text message too big for the cluster transport');
+        return;
+      }
       ws.pause(); // one item on its way at a time: the holding engine's answer is the back-pressure
       void pump();
     });
@@ -206,6 +224,8 @@ export class ChannelRelay implements RemoteChannels {
       answer(frame(OP.ok));
       return;
     }
+    const rest = this.leftovers.get(relayId);
+    if (rest) return answer(this.nextPiece(relayId, rest));
     let pending = this.pendingReads.get(relayId);
     if (!pending) {
       pending = channel.read();
@@ -214,12 +234,30 @@ export class ChannelRelay implements RemoteChannels {
     const read = pending;
     void read.then((item) => {
       if (this.pendingReads.get(relayId) === read) this.pendingReads.delete(relayId);
-      answer(itemFrame(item, channel.aborted));
+      const out = itemFrame(item, channel.aborted);
+      if (item !== null && out.length > this.transport.maxMessageBytes) {
+        // Too big for one message: a binary item goes in pieces (the reader gets the same bytes), a text one cannot.
+        if (item.kind === 'binary') return answer(this.nextPiece(relayId, item.data));
+        this.log.warn({ channel_id: channel.id, bytes: out.length - 1 }, tooBigText(out.length - 1, this.transport));
+        answer(frame(OP.abort));
+        channel.destroy('a text message too big for the cluster transport');
+        this.finish(relayId);
+        return;
+      }
+      answer(out);
       if (item === null) {
         channel.destroy();
         this.finish(relayId);
       }
     });
+  }
+
+  /** The next piece of a binary item too big for one message; the rest waits for the reader's next ask. */
+  private nextPiece(relayId: string, data: Uint8Array): Uint8Array {
+    const room = this.transport.maxMessageBytes - 1;
+    if (data.length > room) this.leftovers.set(relayId, data.subarray(room));
+    else this.leftovers.delete(relayId);
+    return frame(OP.binary, data.subarray(0, room));
   }
 
   private gone(channel: Channel): boolean {
@@ -230,6 +268,7 @@ export class ChannelRelay implements RemoteChannels {
     this.relays.get(relayId)?.stop();
     this.relays.delete(relayId);
     this.pendingReads.delete(relayId);
+    this.leftovers.delete(relayId);
   }
 
   /** Relays whose channel is gone (its engine finished with it; the other engine may have died). */

@@ -6,9 +6,10 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { type Engine, startEngine } from '@flint/engine';
-import { EngineFunctions, type FunctionInfo, type TriggerInfo, type WorkerInfo } from '@flint/protocol';
+import { type ChannelRef, EngineFunctions, type FunctionInfo, type TriggerInfo, type WorkerInfo, channelPath } from '@flint/protocol';
 import { type ChannelReader, type Worker, http, registerWorker } from '@flint/sdk';
 import { afterEach, describe, expect, test } from 'vitest';
+import { WebSocket } from 'ws';
 import { startGatekeeper } from '../support/access.js';
 import { spawnEngineScript } from '../support/child-engine.js';
 import { cleanup, track } from '../support/cleanup.js';
@@ -473,6 +474,61 @@ describe('cluster on nats: messages over max_payload', () => {
     w.registerFunction('b::later', async () => 'later');
     await converged([a], ['b::later']);
     expect(logB.records.filter((r) => String(r.msg).includes('more than one message of NATS carries'))).toHaveLength(1);
+  });
+
+  test.skipIf(!runNats)('a channel item too large for NATS crosses engines in pieces; a text message too large aborts its channel', async () => {
+    const name = uid('c');
+    const a = await startTestEngine({ cluster: clusterFor('nats', name, 'a') });
+    const b = await startTestEngine({ cluster: clusterFor('nats', name, 'b') });
+    const wb = worker(b, 'wb');
+    await wb.waitConnected();
+    const size = 2_500_000; // over the default max_payload (1 MiB) twice
+    const bytes = Buffer.alloc(size);
+    for (let i = 0; i < size; i++) bytes[i] = i % 251;
+    /** A raw end on `engine`'s bridge: one WebSocket frame as big as it is sent, as any client may send. */
+    const rawEnd = async (engine: Engine, ref: ChannelRef) => {
+      const ws = new WebSocket(`${engine.bridgeUrl}${channelPath(ref)}`);
+      track(() => ws.terminate());
+      await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+      return ws;
+    };
+    const received = (ws: WebSocket) =>
+      new Promise<{ data: Buffer; code: number }>((resolve) => {
+        const parts: Buffer[] = [];
+        ws.on('message', (d: Buffer) => parts.push(d));
+        ws.once('close', (code) => resolve({ data: Buffer.concat(parts), code }));
+      });
+
+    // The channel lives on b; its writer comes through a (a relays each frame to b), its reader reads on b.
+    const one = await wb.createChannel();
+    const writer = await rawEnd(a, one.writerRef);
+    const read = one.reader.readAll();
+    writer.send(bytes, { binary: true });
+    writer.close(1000);
+    expect((await read).equals(bytes)).toBe(true);
+
+    // The channel lives on b; its writer writes on b, its reader reads through a (b serves the item to a in pieces).
+    const two = await wb.createChannel();
+    const reader = await rawEnd(a, two.readerRef);
+    const got = received(reader);
+    const writerB = await rawEnd(b, two.writerRef);
+    writerB.send(bytes, { binary: true });
+    writerB.close(1000);
+    const { data, code } = await got;
+    expect(code).toBe(1000);
+    expect(data.equals(bytes)).toBe(true);
+
+    // A text message cannot be cut: its channel is aborted, the reader told so.
+    const three = await wb.createChannel();
+    const textWriter = await rawEnd(a, three.writerRef);
+    const closed = new Promise<number>((resolve) => textWriter.once('close', resolve));
+    const readText = three.reader.readAll().then(
+      () => 'ended',
+      () => 'aborted',
+    );
+    textWriter.send('t'.repeat(1_100_000));
+    expect(await closed).toBe(1009);
+    expect(await readText).toBe('aborted');
   });
 });
 
