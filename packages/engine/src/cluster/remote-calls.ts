@@ -49,7 +49,7 @@ export class RemoteCalls {
     return new FlintError('cluster_unavailable', formatError('cluster_unavailable', { function_id: functionId, engine: node, reason }));
   }
 
-  /** `message_too_large` for `what` (`The payload of a call of f`) of `size` bytes. */
+  /** `message_too_large` for `what` (`The call of f forwarded to engine b`, `The result of f on engine b`) of `size` bytes. */
   private tooLarge(what: string, size: number): FlintError {
     const params = { what, size, limit: this.transport.maxMessageBytes, setting: this.transport.maxMessageSetting };
     return new FlintError('message_too_large', formatError('message_too_large', params));
@@ -67,16 +67,21 @@ export class RemoteCalls {
     if (ctx.callerWorkerId !== undefined && ctx.callerContext !== undefined && ctx.callerContext !== null) {
       call.caller = { worker_id: ctx.callerWorkerId, context: ctx.callerContext };
     }
+    let message: Uint8Array;
+    try {
+      message = encode(call);
+    } catch (err) {
+      return Promise.reject(err); // data with no JSON form (an internal caller's): the call fails, as it did inside the promise
+    }
+    if (message.byteLength > this.transport.maxMessageBytes) {
+      return Promise.reject(this.tooLarge(`The call of ${ctx.functionId} forwarded to engine ${node}`, message.byteLength));
+    }
     let calls = this.waiting.get(node);
     if (!calls) {
       calls = new Map();
       this.waiting.set(node, calls);
     }
     const pending = calls;
-    const message = encode(call);
-    if (message.byteLength > this.transport.maxMessageBytes) {
-      return Promise.reject(this.tooLarge(`The call of ${ctx.functionId} forwarded to engine ${node}`, message.byteLength));
-    }
     return new Promise((resolve, reject) => {
       const fail = (error: FlintError) => {
         pending.delete(fail);
