@@ -140,5 +140,5 @@ export class NatsTransport implements ClusterTransport {
 }
 
 function tooLarge(size: number, limit: number): TransportError {
-  return new TransportError('too_large', `a message of ${size} bytes is over the NATS server's max_payload of ${limit} bytes`);
+  return new TransportError('too_large', `a message of ${size} bytes is over the NATS server's max_payload of ${limit} bytes`, size);
 }

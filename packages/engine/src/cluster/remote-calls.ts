@@ -67,15 +67,6 @@ export class RemoteCalls {
     if (ctx.callerWorkerId !== undefined && ctx.callerContext !== undefined && ctx.callerContext !== null) {
       call.caller = { worker_id: ctx.callerWorkerId, context: ctx.callerContext };
     }
-    let message: Uint8Array;
-    try {
-      message = encode(call);
-    } catch (err) {
-      return Promise.reject(err); // data with no JSON form (an internal caller's): the call fails, as it did inside the promise
-    }
-    if (message.byteLength > this.transport.maxMessageBytes) {
-      return Promise.reject(this.tooLarge(`The call of ${ctx.functionId} forwarded to engine ${node}`, message.byteLength));
-    }
     let calls = this.waiting.get(node);
     if (!calls) {
       calls = new Map();
@@ -89,7 +80,7 @@ export class RemoteCalls {
       };
       pending.set(fail, ctx.functionId);
       // The caller's own timer answers invocation_timeout; the request waits a little longer.
-      this.transport.request(this.subjects.invoke(node), message, timeoutMs + 1000).then(
+      this.transport.request(this.subjects.invoke(node), encode(call), timeoutMs + 1000).then(
         (bytes) => {
           if (!pending.delete(fail)) return;
           const answer = decode<RemoteAnswer>(bytes);
@@ -107,6 +98,9 @@ export class RemoteCalls {
   private transportFailure(err: unknown, node: string, functionId: string): FlintError {
     if (err instanceof TransportError && err.kind === 'no_responders') {
       return new FlintError('invocation_stopped', `Invocation stopped: engine ${node} is gone (nobody answers for it on ${this.transport.kind})`);
+    }
+    if (err instanceof TransportError && err.kind === 'too_large') {
+      return this.tooLarge(`The call of ${functionId} forwarded to engine ${node}`, err.size ?? 0);
     }
     if (err instanceof TransportError && err.kind === 'timeout') {
       return new FlintError('invocation_timeout', `Invocation of ${functionId} on engine ${node} got no answer: ${err.message}`);

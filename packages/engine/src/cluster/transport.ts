@@ -69,6 +69,8 @@ export class TransportError extends Error {
   constructor(
     readonly kind: 'no_responders' | 'timeout' | 'down' | 'too_large',
     message: string,
+    /** `too_large`: the size of the message refused. */
+    readonly size?: number,
   ) {
     super(message);
     this.name = 'TransportError';

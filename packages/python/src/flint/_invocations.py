@@ -162,17 +162,17 @@ class Invocations:
         self.connection.send(Frame("invocationresult", text, None))
 
 
-def revive_channels(value: Any, base: ChannelSockets) -> Any:
+def revive_channels(value: Any, sockets: ChannelSockets) -> Any:
     """Replaces every channel reference in a payload with a ChannelReader or ChannelWriter."""
     if isinstance(value, dict):
         if is_channel_ref(value):
-            return ChannelReader(base, value) if value["direction"] == "read" else ChannelWriter(base, value)
+            return ChannelReader(sockets, value) if value["direction"] == "read" else ChannelWriter(sockets, value)
         for key, item in value.items():
             if isinstance(item, (dict, list)):
-                value[key] = revive_channels(item, base)
+                value[key] = revive_channels(item, sockets)
         return value
     if isinstance(value, list):
         for i, item in enumerate(value):
             if isinstance(item, (dict, list)):
-                value[i] = revive_channels(item, base)
+                value[i] = revive_channels(item, sockets)
     return value
