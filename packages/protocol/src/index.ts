@@ -4,7 +4,7 @@ export { type DecodeResult, MAX_FUNCTION_ID_LENGTH, checkFunctionId, decodeWorke
 export { type EngineDecodeResult, decodeEngineFrame } from './decode-engine.js';
 export * from './errors.js';
 export * from './failures.js';
-export { type Corkable, FLUSH_EVERY, FrameBatcher } from './frame-batcher.js';
+export { type Corkable, FLUSH_EVERY, FrameBatcher, type FrameBatcherOptions, HEAVY_TURN_FRAMES } from './frame-batcher.js';
 export * from './messages.js';
 export type * from './stream.js';
 export * from './telemetry.js';

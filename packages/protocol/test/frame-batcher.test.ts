@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { type AddressInfo, type Server, type Socket, connect, createServer } from 'node:net';
-import { FLUSH_EVERY, FrameBatcher } from '@flint/protocol';
+import { FLUSH_EVERY, FrameBatcher, HEAVY_TURN_FRAMES } from '@flint/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 // A real loopback socket pair: `writer` is what a bridge connection writes to, `received` what the peer
@@ -49,7 +49,7 @@ async function waitReceived(text: string): Promise<void> {
 describe('FrameBatcher', () => {
   it('holds a burst while it is being written, then sends it in one write without waiting for the end of the turn', async () => {
     let flushes = 0;
-    const batcher = new FrameBatcher(writer, () => flushes++);
+    const batcher = new FrameBatcher(writer, { afterFlush: () => flushes++ });
     send(batcher, 'a');
     send(batcher, 'b');
     send(batcher, 'c');
@@ -62,13 +62,32 @@ describe('FrameBatcher', () => {
     await waitReceived('abc');
   });
 
-  it('under load (a second burst in the same turn), bursts share one write at the end of the turn until a turn has one burst', async () => {
+  it('firstFrameAhead, idle: the first frame of a turn leaves at once; the rest of its burst follows in one write right after its handling', async () => {
     let flushes = 0;
-    const batcher = new FrameBatcher(writer, () => flushes++);
-    send(batcher, '1');
+    const batcher = new FrameBatcher(writer, { afterFlush: () => flushes++, firstFrameAhead: true });
+    send(batcher, 'a');
+    // Written as it came: the peer can start on it while this process writes the rest.
+    expect(writer.writableLength).toBe(0);
+    send(batcher, 'b');
+    send(batcher, 'c');
+    expect(writer.writableLength).toBe(2);
+    // The promise callbacks of this burst come first (they may write more), then the rest leaves,
+    // without waiting for the end of the turn.
     await microtask();
     await microtask();
     expect(writer.writableLength).toBe(0);
+    // Back-pressure is judged after the frame that went ahead and after the rest.
+    expect(flushes).toBe(2);
+    await waitReceived('abc');
+  });
+
+  it('firstFrameAhead, under load (a second burst in the same turn): bursts share one write at the end of the turn until a turn has one burst', async () => {
+    let flushes = 0;
+    const batcher = new FrameBatcher(writer, { afterFlush: () => flushes++, firstFrameAhead: true });
+    send(batcher, '1');
+    expect(writer.writableLength).toBe(0);
+    await microtask();
+    await microtask();
     // A second and a third burst in the same turn: held until the end of the turn, then one write.
     send(batcher, '2');
     await microtask();
@@ -86,12 +105,29 @@ describe('FrameBatcher', () => {
     expect(writer.writableLength).toBe(1);
     await endOfTurn();
     expect(writer.writableLength).toBe(0);
-    // That turn had one burst only: idle again, the next burst leaves at once.
+    // That turn had one burst only: idle again, the next turn's first frame leaves as it is written.
     send(batcher, '5');
+    expect(writer.writableLength).toBe(0);
+    await waitReceived('12345');
+  });
+
+  it(`firstFrameAhead: after a heavy turn (${HEAVY_TURN_FRAMES} frames or more) the next turn's first frame waits for its burst`, async () => {
+    const batcher = new FrameBatcher(writer, { firstFrameAhead: true });
+    const heavy = Array.from({ length: HEAVY_TURN_FRAMES }, (_, i) => `<${i}>`);
+    for (const frame of heavy) send(batcher, frame);
+    await endOfTurn();
+    expect(writer.writableLength).toBe(0);
+    send(batcher, 'x');
+    send(batcher, 'y');
+    expect(writer.writableLength).toBe(2);
     await microtask();
     await microtask();
     expect(writer.writableLength).toBe(0);
-    await waitReceived('12345');
+    await endOfTurn();
+    // That turn was light: the next one's first frame goes ahead again.
+    send(batcher, 'z');
+    expect(writer.writableLength).toBe(0);
+    await waitReceived(`${heavy.join('')}xyz`);
   });
 
   it(`a burst of ${FLUSH_EVERY} frames leaves at once, in order`, async () => {

@@ -65,7 +65,9 @@ export class WorkerConnection {
     private readonly limits: ConnectionLimits,
   ) {
     socket.on('drain', () => this.onDrain());
-    this.batcher = new FrameBatcher(socket, this.judgeBackPressure);
+    // The first frame of an idle turn goes ahead of its burst: the engine is the middle hop of every
+    // call, where a held burst would keep the calls in flight together as a convoy (FrameBatcher).
+    this.batcher = new FrameBatcher(socket, { afterFlush: this.judgeBackPressure, firstFrameAhead: true });
   }
 
   /**
