@@ -121,7 +121,7 @@ export class ChannelRelay implements RemoteChannels {
     };
     ws.on('message', (data, isBinary) => {
       const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
-      const room = this.transport.maxMessageBytes - 1;
+      const room = this.pieceRoom;
       if (bytes.length <= room) queue.push(frame(isBinary ? OP.binary : OP.text, bytes));
       else if (isBinary) for (const piece of pieces(bytes, room)) queue.push(frame(OP.binary, piece));
       else {
@@ -252,9 +252,14 @@ export class ChannelRelay implements RemoteChannels {
     });
   }
 
+  /** The most bytes of an item one message of the transport carries (after the frame's op byte). */
+  private get pieceRoom(): number {
+    return this.transport.maxMessageBytes - 1;
+  }
+
   /** The next piece of a binary item too big for one message; the rest waits for the reader's next ask. */
   private nextPiece(relayId: string, data: Uint8Array): Uint8Array {
-    const room = this.transport.maxMessageBytes - 1;
+    const room = this.pieceRoom;
     if (data.length > room) this.leftovers.set(relayId, data.subarray(room));
     else this.leftovers.delete(relayId);
     return frame(OP.binary, data.subarray(0, room));
