@@ -13,13 +13,20 @@ const ROW_HEIGHT = 32;
 const KIND_TONE: Record<string, string> = { sync: 'info', create: 'ok', update: 'warn', delete: 'error', event: 'info', unauthorized: 'error' };
 
 const noSubscribe = () => () => {};
+
+/** `ws(s)://<this page's host>/_console/streams`: the console's proxy to the engine's stream socket. */
+function proxyUrl(): string {
+  const url = new URL('/_console/streams', window.location.href);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  return url.href;
+}
 const noSnapshot = () => undefined;
 
 /** The inspector of `stream`/`group` while mounted: one socket, closed (after a leave) on unmount or when the group changes. */
 function useInspector(stream: string, group: string): [StreamInspector | undefined, InspectorSnapshot | undefined] {
   const [inspector, setInspector] = useState<StreamInspector>();
   useEffect(() => {
-    const created = new StreamInspector(stream, group);
+    const created = new StreamInspector(stream, group, proxyUrl());
     setInspector(created);
     return () => created.dispose();
   }, [stream, group]);

@@ -102,7 +102,8 @@ export class StreamInspector {
   private incoming: InspectorFrame[] = [];
   /** Frames received while paused (oldest first). */
   private waiting: InspectorFrame[] = [];
-  private state: InspectorSnapshot = {
+  /** What the changes so far make of the snapshot; published (as `published`) only by flush, so that the counters and the list a render reads always belong together. */
+  private draft: InspectorSnapshot = {
     status: 'connecting',
     frames: [],
     paused: false,
@@ -113,21 +114,16 @@ export class StreamInspector {
     socketBuffered: 0,
     connections: 0,
   };
+  private published: InspectorSnapshot = this.draft;
   private readonly listeners = new Set<() => void>();
 
   constructor(
     readonly stream: string,
     readonly group: string,
-    private readonly url: string = StreamInspector.defaultUrl(),
+    /** The console's stream proxy: `ws(s)://<the page's host>/_console/streams`. */
+    private readonly url: string,
   ) {
     this.connect();
-  }
-
-  /** `ws(s)://<this page's host>/_console/streams`. */
-  static defaultUrl(): string {
-    const url = new URL('/_console/streams', window.location.href);
-    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-    return url.href;
   }
 
   subscribe = (listener: () => void): (() => void) => {
@@ -135,19 +131,19 @@ export class StreamInspector {
     return () => this.listeners.delete(listener);
   };
 
-  getSnapshot = (): InspectorSnapshot => this.state;
+  getSnapshot = (): InspectorSnapshot => this.published;
 
   pause(): void {
-    if (this.state.paused) return;
+    if (this.draft.paused) return;
     this.flush();
     this.update({ paused: true });
   }
 
   resume(): void {
-    if (!this.state.paused) return;
+    if (!this.draft.paused) return;
     this.incoming.push(...this.waiting);
     this.waiting = [];
-    this.state = { ...this.state, paused: false, held: 0, dropped: 0 };
+    this.draft = { ...this.draft, paused: false, held: 0, dropped: 0 };
     this.flush();
   }
 
@@ -156,7 +152,7 @@ export class StreamInspector {
     this.listed = [];
     this.incoming = [];
     this.waiting = [];
-    this.state = { ...this.state, held: 0, dropped: 0 };
+    this.draft = { ...this.draft, held: 0, dropped: 0 };
     this.flush();
   }
 
@@ -179,11 +175,11 @@ export class StreamInspector {
     const ws = new WebSocket(this.url);
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
-    this.update({ status: this.state.connections === 0 ? 'connecting' : 'reconnecting' });
+    this.update({ status: this.draft.connections === 0 ? 'connecting' : 'reconnecting' });
     ws.onopen = () => {
       if (this.ws !== ws) return;
       this.attempt = 0;
-      this.update({ status: 'open', connections: this.state.connections + 1, lastClose: undefined, retryAt: undefined });
+      this.update({ status: 'open', connections: this.draft.connections + 1, lastClose: undefined, retryAt: undefined });
       this.send({ type: 'join', data: { subscriptionId: this.subscriptionId, streamName: this.stream, groupId: this.group } });
     };
     ws.onmessage = (e: MessageEvent) => {
@@ -192,7 +188,7 @@ export class StreamInspector {
       const size = typeof e.data === 'string' ? encoder.encode(e.data).byteLength : (e.data as ArrayBuffer).byteLength;
       this.record('in', parse(text), size);
     };
-    ws.onclose = (e: CloseEvent) => {
+    ws.onclose = (e: { code: number; reason: string }) => {
       if (this.ws !== ws || this.disposed) return;
       const delay = Math.min(10_000, 500 * 2 ** this.attempt++);
       this.update({ status: 'reconnecting', lastClose: { code: e.code, reason: e.reason }, retryAt: Date.now() + delay });
@@ -210,26 +206,26 @@ export class StreamInspector {
 
   private record(dir: FrameDirection, message: unknown, size: number): void {
     const frame: InspectorFrame = { seq: ++this.seq, at: Date.now(), dir, size, message, ...describe(message, dir) };
-    const c = this.state.counters;
+    const c = this.draft.counters;
     const counters =
       dir === 'in' ? { ...c, inbound: c.inbound + 1, bytesIn: c.bytesIn + size } : { ...c, outbound: c.outbound + 1, bytesOut: c.bytesOut + size };
-    if (this.state.paused) {
+    if (this.draft.paused) {
       this.waiting.push(frame);
-      let dropped = this.state.dropped;
+      let dropped = this.draft.dropped;
       if (this.waiting.length > MAX_FRAMES) {
         dropped += this.waiting.length - MAX_FRAMES;
         this.waiting.splice(0, this.waiting.length - MAX_FRAMES);
       }
-      this.state = { ...this.state, counters, held: this.waiting.length, dropped };
+      this.draft = { ...this.draft, counters, held: this.waiting.length, dropped };
     } else {
       this.incoming.push(frame);
-      this.state = { ...this.state, counters };
+      this.draft = { ...this.draft, counters };
     }
     this.schedule();
   }
 
   private update(patch: Partial<InspectorSnapshot>): void {
-    this.state = { ...this.state, ...patch };
+    this.draft = { ...this.draft, ...patch };
     this.schedule();
   }
 
@@ -251,7 +247,8 @@ export class StreamInspector {
     let bytes = 0;
     for (const f of this.listed) bytes += f.size;
     for (const f of this.waiting) bytes += f.size;
-    this.state = { ...this.state, frames: this.listed, heldBytes: bytes, socketBuffered: this.ws?.bufferedAmount ?? 0 };
+    this.draft = { ...this.draft, frames: this.listed, heldBytes: bytes, socketBuffered: this.ws?.bufferedAmount ?? 0 };
+    this.published = this.draft;
     for (const l of this.listeners) l();
   }
 }
