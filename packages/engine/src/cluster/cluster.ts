@@ -58,7 +58,8 @@ export class Cluster implements RemoteView {
   private lastContent = '';
   private snapshot: NodeSnapshot | undefined;
   /** The seq of the last snapshot found too large to send (told once). */
-  private toldTooLarge = -1;
+  /** The snapshot was too large to send, and that was said; cleared when one fits again. */
+  private toldTooLarge = false;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private announceTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -182,15 +183,19 @@ export class Cluster implements RemoteView {
 
   /**
    * Sends this engine's snapshot to an engine that asked for it. One too large for the transport is not
-   * sent (the others keep the last one they received): said once per snapshot, at warn.
+   * sent (the others keep the last one they received): said once, at warn, until one fits again (the
+   * snapshot also changes while it is too large, with a worker's metrics for one).
    */
   private answerSnapshot(reply: (data: Uint8Array) => void): void {
     const snapshot = this.currentSnapshot();
     const data = encode(snapshot);
     const limit = this.transport.maxMessageBytes;
-    if (data.byteLength <= limit) return reply(data);
-    if (this.toldTooLarge === snapshot.seq) return;
-    this.toldTooLarge = snapshot.seq;
+    if (data.byteLength <= limit) {
+      this.toldTooLarge = false;
+      return reply(data);
+    }
+    if (this.toldTooLarge) return;
+    this.toldTooLarge = true;
     this.log.warn(
       { size: data.byteLength, limit, functions: snapshot.functions.length },
       `this engine's list of what its workers provide is ${data.byteLength} bytes, more than one message of ${this.transport.kind} carries (${limit} bytes: ${this.transport.maxMessageSetting}); the other engines go on with the last list they received, without this change, until it fits`,
