@@ -1,5 +1,9 @@
 import { type NatsConnection, ErrorCode as NatsErrorCode, connect, createInbox } from 'nats';
 import { type ClusterTransport, PendingRequests, TransportError } from './transport.js';
+import { type BatchItem, ITEM_OVERHEAD, TurnBatches, packItems, unpackItems } from './turn-batches.js';
+
+/** A packed request's reply subject: `<inbox>.packed.<group>`; the answers go packed to `<inbox>.packed`. */
+const PACKED_REPLY = /^(.+\.packed)\.\d+$/;
 
 /** Hides a password in a server URL. */
 function shown(url: string): string {
@@ -10,9 +14,14 @@ function shown(url: string): string {
  * The cluster over NATS core messaging: subjects for announcements and heartbeats, request/reply for
  * calls. The client reconnects forever by itself; `up` follows its status.
  *
- * Requests use one inbox subscription of this connection (`<inbox>.<n>` reply subjects) matched here,
- * rather than the client's `request()`, which builds two error objects with stack traces for every
- * request, answered or not (a third of the engine's time per forwarded call, measured by bench/cluster).
+ * Requests use one inbox subscription of this connection, matched here, rather than the client's
+ * `request()`, which builds two error objects with stack traces for every request, answered or not (a
+ * third of the engine's time per forwarded call, measured by bench/cluster).
+ *
+ * Requests to one subject in one turn travel packed in one message (turn-batches.ts) with the reply
+ * subject `<inbox>.packed.<group>`; the answering engine packs the answers it has for this engine in a
+ * turn into one message to `<inbox>.packed`. A request from any other NATS client (a plain reply subject) gets a
+ * plain answer.
  */
 export class NatsTransport implements ClusterTransport {
   readonly kind = 'NATS';
@@ -21,6 +30,15 @@ export class NatsTransport implements ClusterTransport {
   private readonly listeners: ((up: boolean) => void)[] = [];
   private readonly inbox = createInbox();
   private readonly pending = new PendingRequests();
+  private nextGroup = 0;
+  private readonly requests = new TurnBatches(
+    (subject, items) => this.sendRequests(subject, items),
+    () => this.serverMaxBytes,
+  );
+  private readonly answers = new TurnBatches(
+    (subject, items) => this.send(subject, packItems(items)),
+    () => this.serverMaxBytes,
+  );
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -28,14 +46,19 @@ export class NatsTransport implements ClusterTransport {
   ) {
     this.shownUrl = shown(url);
     void this.watch();
-    const prefix = this.inbox.length + 1;
-    this.nc.subscribe(`${this.inbox}.*`, {
+    const answers = `${this.inbox}.packed`;
+    this.nc.subscribe(`${this.inbox}.>`, {
       callback: (err, msg) => {
         if (err) return;
-        const id = Number(msg.subject.slice(prefix));
-        // The server answers a request nobody subscribed to with a 503 status of its own.
-        if (msg.headers?.code === 503) this.pending.fail(id, new TransportError('no_responders', 'nobody answers on that subject'));
-        else this.pending.answer(id, msg.data);
+        if (msg.subject === answers) {
+          for (const { id, data } of unpackItems(msg.data) ?? []) this.pending.answer(id, data);
+          return;
+        }
+        // The server answers a request nobody subscribed to with a 503 status of its own, on its reply subject.
+        if (msg.headers?.code === 503) {
+          const group = Number(msg.subject.slice(answers.length + 1));
+          this.pending.failGroup(group, new TransportError('no_responders', 'nobody answers on that subject'));
+        }
       },
     });
   }
@@ -64,19 +87,28 @@ export class NatsTransport implements ClusterTransport {
     return this.linkUp && !this.nc.isClosed();
   }
 
-  get maxMessageBytes(): number {
-    // The server says in its INFO (1 MiB unless its config raises it); the client refuses bigger messages.
+  /** The server's limit, in its INFO (1 MiB unless its config raises it); the client refuses bigger messages. */
+  private get serverMaxBytes(): number {
     return this.nc.info?.max_payload ?? 1024 * 1024;
   }
 
-  readonly maxMessageSetting = "the NATS server's max_payload";
+  /** A request or an answer travels packed, with a few bytes of its own. */
+  get maxMessageBytes(): number {
+    return this.serverMaxBytes - ITEM_OVERHEAD;
+  }
+
+  readonly maxMessageSetting = `the NATS server's max_payload, less ${ITEM_OVERHEAD} bytes of framing`;
 
   publish(subject: string, data: Uint8Array): void {
-    if (!this.up) return;
+    if (this.up) this.send(subject, data);
+  }
+
+  private send(subject: string, data: Uint8Array): void {
     try {
       this.nc.publish(subject, data);
     } catch {
-      // The connection is closing: a lost announcement is repeated by the next heartbeat.
+      // The connection is closing: a lost announcement is repeated by the next heartbeat; a requester
+      // whose answer is lost ends its wait with a time-out or a link error.
     }
   }
 
@@ -84,6 +116,16 @@ export class NatsTransport implements ClusterTransport {
     const sub = this.nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return;
+        const packed = msg.reply === undefined ? null : PACKED_REPLY.exec(msg.reply);
+        if (packed) {
+          const to = packed[1] as string;
+          for (const { id, data } of unpackItems(msg.data) ?? []) {
+            handler(data, (answer) => {
+              if (answer.byteLength <= this.maxMessageBytes) this.answers.add(to, id, answer);
+            });
+          }
+          return;
+        }
         // An answer too large for the server is not sent (the client would throw): callers check the size first.
         const reply = msg.reply
           ? (data: Uint8Array) => {
@@ -107,12 +149,21 @@ export class NatsTransport implements ClusterTransport {
     if (!this.up) return Promise.reject(new TransportError('down', `the link to NATS at ${this.shownUrl} is down`));
     if (data.byteLength > this.maxMessageBytes) return Promise.reject(tooLarge(data.byteLength, this.maxMessageBytes));
     const { id, reply } = this.pending.open(timeoutMs);
-    try {
-      this.nc.publish(subject, data, { reply: `${this.inbox}.${id}` });
-    } catch (err) {
-      this.pending.fail(id, new TransportError('down', err instanceof Error ? err.message : String(err)));
-    }
+    this.requests.add(subject, id, data);
     return reply;
+  }
+
+  private sendRequests(subject: string, items: BatchItem[]): void {
+    const group = this.nextGroup++;
+    this.pending.group(
+      group,
+      items.map((item) => item.id),
+    );
+    try {
+      this.nc.publish(subject, packItems(items), { reply: `${this.inbox}.packed.${group}` });
+    } catch (err) {
+      this.pending.failGroup(group, new TransportError('down', err instanceof Error ? err.message : String(err)));
+    }
   }
 
   onLink(listener: (up: boolean) => void): void {
@@ -120,6 +171,8 @@ export class NatsTransport implements ClusterTransport {
   }
 
   async close(): Promise<void> {
+    this.answers.flush();
+    this.requests.flush();
     this.pending.failAll(new TransportError('down', 'the cluster link is closing'));
     if (this.nc.isClosed()) return;
     try {
@@ -140,5 +193,9 @@ export class NatsTransport implements ClusterTransport {
 }
 
 function tooLarge(size: number, limit: number): TransportError {
-  return new TransportError('too_large', `a message of ${size} bytes is over the NATS server's max_payload of ${limit} bytes`, size);
+  return new TransportError(
+    'too_large',
+    `a message of ${size} bytes is over the ${limit} bytes one NATS message carries (the server's max_payload less ${ITEM_OVERHEAD} bytes of framing)`,
+    size,
+  );
 }

@@ -25,11 +25,16 @@ export interface ClusterTransport {
 }
 
 /**
- * Requests waiting for their reply, by a number the transport puts in the reply subject: each settles
- * once, with the reply, a TransportError, or `timeout` after its time.
+ * Requests waiting for their reply, by a number the transport puts in the reply subject (or in a packed
+ * message): each settles once, with the reply, a TransportError, or `timeout` after its time. Requests
+ * sent in one message form a group, which the server may refuse as a whole (no responders).
  */
 export class PendingRequests {
-  private readonly pending = new Map<number, { resolve: (data: Uint8Array) => void; reject: (err: TransportError) => void; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<
+    number,
+    { resolve: (data: Uint8Array) => void; reject: (err: TransportError) => void; timer: NodeJS.Timeout; group: number | undefined }
+  >();
+  private readonly groups = new Map<number, Set<number>>();
   private next = 0;
 
   /** A new request: its number, and the promise its reply settles. */
@@ -37,9 +42,21 @@ export class PendingRequests {
     const id = this.next++;
     const reply = new Promise<Uint8Array>((resolve, reject) => {
       const timer = setTimeout(() => this.fail(id, new TransportError('timeout', `no answer within ${timeoutMs} ms`)), timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
+      this.pending.set(id, { resolve, reject, timer, group: undefined });
     });
     return { id, reply };
+  }
+
+  /** Requests `ids` (still waiting) travel in one message, group number `group`. */
+  group(group: number, ids: readonly number[]): void {
+    const members = new Set<number>();
+    for (const id of ids) {
+      const request = this.pending.get(id);
+      if (!request) continue;
+      request.group = group;
+      members.add(id);
+    }
+    if (members.size > 0) this.groups.set(group, members);
   }
 
   answer(id: number, data: Uint8Array): void {
@@ -52,6 +69,11 @@ export class PendingRequests {
     request?.reject(err);
   }
 
+  /** Fails the requests of `group` still waiting. */
+  failGroup(group: number, err: TransportError): void {
+    for (const id of [...(this.groups.get(group) ?? [])]) this.fail(id, err);
+  }
+
   failAll(err: TransportError): void {
     for (const id of [...this.pending.keys()]) this.fail(id, err);
   }
@@ -61,6 +83,11 @@ export class PendingRequests {
     if (!request) return undefined;
     this.pending.delete(id);
     clearTimeout(request.timer);
+    if (request.group !== undefined) {
+      const members = this.groups.get(request.group);
+      members?.delete(id);
+      if (members?.size === 0) this.groups.delete(request.group);
+    }
     return request;
   }
 }
