@@ -25,11 +25,15 @@
 // Targets (the issue's), at every level: remote calls/s ≥ 0.5 × local calls/s, and
 // remote p50 ≤ local p50 + 1.5 × bare NATS p50.
 //
-// Without a reachable NATS server (or the `nats` client) the bench prints why it is skipped and exits 0
-// (1 with BENCH_STRICT=1).
+// With BENCH_CLUSTER_TRANSPORT=redis the engines' cluster runs on Redis instead (BENCH_REDIS_URL); the bare
+// baseline stays NATS request/reply, and the broker column shows redis-server for the remote call.
+//
+// Without a reachable NATS server (or the `nats` client), or Redis when the cluster runs on it, the bench
+// prints why it is skipped and exits 0 (1 with BENCH_STRICT=1).
 //
 // Env: BENCH_SECONDS (5), BENCH_ROUNDS (5), BENCH_WARMUP_MS (1000), BENCH_LEVELS (default "1,16,64"),
-//      BENCH_NATS_URL (nats://127.0.0.1:4222), BENCH_CPU_PROF=<dir> (profile the child processes),
+//      BENCH_NATS_URL (nats://127.0.0.1:4222), BENCH_CLUSTER_TRANSPORT (nats | redis),
+//      BENCH_REDIS_URL (redis://127.0.0.1:6379), BENCH_CPU_PROF=<dir> (profile the child processes),
 //      BENCH_STRICT=1 (exit 1 when a target is missed or the bench is skipped).
 import { deepStrictEqual } from 'node:assert';
 import { randomBytes } from 'node:crypto';
@@ -38,7 +42,7 @@ import { fileURLToPath } from 'node:url';
 import { registerWorker } from '@flint/sdk';
 import { benchSeconds, closedLoop, fixed, printTable, round, summarize } from './support/measure.mjs';
 import { childExecArgv, request, startChild, stopChild } from './support/proc.mjs';
-import { procCpuMs } from './support/redis.mjs';
+import { openRedis, procCpuMs, redactUrl, redisServerPid } from './support/redis.mjs';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const seconds = benchSeconds(5);
@@ -49,6 +53,14 @@ const levels = (process.env.BENCH_LEVELS ?? '1,16,64')
   .map(Number)
   .filter((n) => Number.isInteger(n) && n > 0);
 const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const TRANSPORT = process.env.BENCH_CLUSTER_TRANSPORT ?? 'nats';
+if (TRANSPORT !== 'nats' && TRANSPORT !== 'redis') {
+  console.error(`bench/cluster: BENCH_CLUSTER_TRANSPORT is ${TRANSPORT}; it takes nats or redis`);
+  process.exit(2);
+}
+/** The cluster transport's name and server, for the output. */
+const KIND = TRANSPORT === 'nats' ? 'NATS' : 'Redis';
 const STRICT = process.env.BENCH_STRICT === '1';
 const tag = randomBytes(4).toString('hex');
 const CLUSTER = `bench-${tag}`;
@@ -123,7 +135,14 @@ const startEngine = (nodeId, role) =>
     env: {
       BENCH_ENGINE_CONFIG: JSON.stringify({
         modules: [],
-        cluster: { transport: 'nats', url: NATS_URL, name: CLUSTER, node_id: nodeId, heartbeat_ms: 1000, expire_ms: 5000 },
+        cluster: {
+          transport: TRANSPORT,
+          url: TRANSPORT === 'nats' ? NATS_URL : REDIS_URL,
+          name: CLUSTER,
+          node_id: nodeId,
+          heartbeat_ms: 1000,
+          expire_ms: 5000,
+        },
       }),
     },
     execArgv: childExecArgv(role),
@@ -142,8 +161,14 @@ async function waitForFunction(worker, id, node, timeoutMs = 10_000) {
 }
 
 const opened = await openNats();
+/** With the cluster on Redis: a client of that server (its pid for the broker column), or why it cannot be reached. */
+const redisOpened = TRANSPORT === 'redis' ? await openRedis(REDIS_URL) : undefined;
 if (!opened.nc) {
   skip(opened.reason);
+  redisOpened?.redis?.disconnect();
+} else if (redisOpened && !redisOpened.redis) {
+  skip(redisOpened.reason);
+  await opened.nc.close();
 } else {
   nc = opened.nc;
   try {
@@ -154,6 +179,7 @@ if (!opened.nc) {
   } finally {
     await Promise.all(callers.map((c) => c.shutdown()));
     await nc.close().catch(() => {});
+    redisOpened?.redis?.disconnect();
     await Promise.all(children.reverse().map((c) => stopChild(c)));
   }
 }
@@ -190,33 +216,36 @@ async function run() {
   const bareCall = async () => decoder.decode((await nc.request(SUBJECT, encoder.encode(JSON.stringify(payload)), { timeout: 10_000 })).data);
   deepStrictEqual(JSON.parse(await bareCall()), payload);
   const natsPid = await natsServerPid();
+  /** The server the cluster runs on: the NATS one, or Redis. */
+  const brokerPid = TRANSPORT === 'nats' ? natsPid : await redisServerPid(redisOpened.redis);
 
   const callsOf = async (h) => (await request(h.child, { type: 'calls' })).calls;
   const callsBefore = { local: await callsOf(echoA), remote: await callsOf(echoB), bare: await callsOf(natsEcho) };
 
-  // CPU columns: this process (caller / NATS client), engine A, engine B, the echo end, the NATS server.
-  const COLUMNS = ['caller', 'engine A', 'engine B', 'echo end', 'nats-server'];
+  // CPU columns: this process (caller / NATS client), engine A, engine B, the echo end, the server between
+  // them (nats-server for the bare baseline; the cluster transport's server for the remote call).
+  const COLUMNS = ['caller', 'engine A', 'engine B', 'echo end', 'broker'];
   const systems = [
-    { name: 'bare', label: 'bare NATS (nc.request → responder)', call: bareCall, procs: [undefined, undefined, natsEcho], nats: true },
+    { name: 'bare', label: 'bare NATS (nc.request → responder)', call: bareCall, procs: [undefined, undefined, natsEcho], broker: natsPid },
     {
       name: 'local',
       label: 'local (caller → A → echo on A)',
       call: () => caller.trigger({ function_id: LOCAL_ID, payload }),
       procs: [engineA, undefined, echoA],
-      nats: false,
+      broker: undefined,
     },
     {
       name: 'remote',
-      label: 'remote (caller → A → NATS → B → echo on B)',
+      label: `remote (caller → A → ${KIND} → B → echo on B)`,
       call: () => caller.trigger({ function_id: REMOTE_ID, payload }),
       procs: [engineA, engineB, echoB],
-      nats: true,
+      broker: brokerPid,
     },
   ];
   const cpuOf = async (system) => {
     const { user, system: sys } = process.cpuUsage();
     const child = async (h) => (h ? (await request(h.child, { type: 'cpu' })).cpuMs : Number.NaN);
-    return [(user + sys) / 1000, ...(await Promise.all(system.procs.map(child))), system.nats && natsPid ? await procCpuMs(natsPid) : Number.NaN];
+    return [(user + sys) / 1000, ...(await Promise.all(system.procs.map(child))), system.broker ? await procCpuMs(system.broker) : Number.NaN];
   };
 
   const results = [];
@@ -268,10 +297,10 @@ async function run() {
     `\nbench/cluster: echo round trip, closed loop, ${seconds} s per level and system in ${rounds} alternating rounds, ${warmupMs} ms warm-up (latencies in µs)`,
   );
   console.log(
-    `cluster ${CLUSTER} on NATS at ${shownUrl}: engines ${NODE_A} and ${NODE_B}, each in its own process (modules [], heartbeat_ms 1000, expire_ms 5000)`,
+    `cluster ${CLUSTER} on ${KIND} at ${TRANSPORT === 'nats' ? shownUrl : redactUrl(REDIS_URL)}: engines ${NODE_A} and ${NODE_B}, each in its own process (modules [], heartbeat_ms 1000, expire_ms 5000)`,
   );
   console.log(
-    'local = caller worker (this process) → engine A → echo worker on A; remote = the same caller → engine A → NATS → engine B → echo worker on B; bare NATS = nc.request (this process) → NATS → responder process\n',
+    `local = caller worker (this process) → engine A → echo worker on A; remote = the same caller → engine A → ${KIND} → engine B → echo worker on B; bare NATS = nc.request (this process) → NATS → responder process\n`,
   );
   printTable(
     [
@@ -314,7 +343,9 @@ async function run() {
     ]),
   );
 
-  console.log('\nCPU time per call (µs; every call of every round, warm-ups included; nats-server from /proc in 10 ms ticks)\n');
+  console.log(
+    `\nCPU time per call (µs; every call of every round, warm-ups included; broker: ${TRANSPORT === 'nats' ? 'nats-server' : 'nats-server for bare NATS, redis-server for remote'}, from /proc in 10 ms ticks)\n`,
+  );
   const cpuRows = [];
   for (const r of results) {
     for (const system of systems) {
@@ -326,6 +357,7 @@ async function run() {
   }
   printTable(['in flight', 'system', ...COLUMNS, 'total'], cpuRows);
   if (!natsPid) console.log('(nats-server: not a single local nats-server process in /proc, so its CPU is not shown)');
+  if (TRANSPORT === 'redis' && !brokerPid) console.log('(redis-server: not on this machine, so its CPU is not shown)');
 
   const targets = [];
   for (const r of results) {
@@ -354,6 +386,8 @@ async function run() {
     rounds,
     warmupMs,
     nats: shownUrl,
+    transport: TRANSPORT,
+    ...(TRANSPORT === 'redis' ? { redis: redactUrl(REDIS_URL) } : {}),
     cluster: CLUSTER,
     levels: results.map((r) => ({
       inFlight: r.inFlight,

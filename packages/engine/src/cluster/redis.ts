@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { type ClusterTransport, PendingRequests, TransportError } from './transport.js';
+import { type BatchItem, TurnBatches, packItems, unpackItems } from './turn-batches.js';
+
+/** A packed request's reply channel: `<inbox>:packed:<group>`; the answers go packed to `<inbox>:packed`. */
+const PACKED_REPLY = /^(.+:packed):\d+$/;
+/** Requests (or answers) travel together up to this size; a larger one travels alone. */
+const PACK_BYTES = 1024 * 1024;
 
 /** Hides a password in a server URL. */
 function shown(url: string): string {
@@ -28,8 +34,11 @@ function open(message: Buffer): { reply: string | undefined; data: Uint8Array } 
 
 /**
  * The cluster over Redis pub/sub: a connection for PUBLISH and one for SUBSCRIBE. Requests carry a
- * reply channel of this engine's (`<inbox>:<n>`, one pattern subscription) in the message envelope; a
- * PUBLISH that reached no subscriber is `no_responders` at once. Both connections reconnect by
+ * reply channel of this engine's (one pattern subscription, `<inbox>:*`) in the message envelope; a
+ * PUBLISH that reached no subscriber is `no_responders` at once. As on NATS, the requests to one channel
+ * in a turn travel packed in one message (turn-batches.ts), replied to on `<inbox>:packed:<group>`, and
+ * the answering engine packs the answers it has for this engine in a turn into one message to
+ * `<inbox>:packed`; a request with a plain reply channel gets a plain answer. Both connections reconnect by
  * themselves (ioredis re-subscribes); `up` is true while both are ready.
  */
 export class RedisTransport implements ClusterTransport {
@@ -42,6 +51,15 @@ export class RedisTransport implements ClusterTransport {
   private readonly listeners: ((up: boolean) => void)[] = [];
   private readonly inbox = `flint-inbox.${randomUUID()}`;
   private readonly pending = new PendingRequests();
+  private nextGroup = 0;
+  private readonly requests = new TurnBatches(
+    (subject, items) => this.sendRequests(subject, items),
+    () => PACK_BYTES,
+  );
+  private readonly answers = new TurnBatches(
+    (subject, items) => void this.pub.publish(subject, envelope(packItems(items))).catch(() => {}),
+    () => PACK_BYTES,
+  );
   private linkUp = true;
 
   private constructor(
@@ -109,13 +127,22 @@ export class RedisTransport implements ClusterTransport {
   request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
     if (!this.up) return Promise.reject(new TransportError('down', `the link to Redis at ${this.shownUrl} is down`));
     const { id, reply } = this.pending.open(timeoutMs);
-    this.pub.publish(subject, envelope(data, `${this.inbox}:${id}`)).then(
-      (receivers) => {
-        if (receivers === 0) this.pending.fail(id, new TransportError('no_responders', 'nobody answers on that subject'));
-      },
-      (err: unknown) => this.pending.fail(id, new TransportError('down', err instanceof Error ? err.message : String(err))),
-    );
+    this.requests.add(subject, id, data);
     return reply;
+  }
+
+  private sendRequests(subject: string, items: BatchItem[]): void {
+    const group = this.nextGroup++;
+    this.pending.group(
+      group,
+      items.map((item) => item.id),
+    );
+    this.pub.publish(subject, envelope(packItems(items), `${this.inbox}:packed:${group}`)).then(
+      (receivers) => {
+        if (receivers === 0) this.pending.failGroup(group, new TransportError('no_responders', 'nobody answers on that subject'));
+      },
+      (err: unknown) => this.pending.failGroup(group, new TransportError('down', err instanceof Error ? err.message : String(err))),
+    );
   }
 
   onLink(listener: (up: boolean) => void): void {
@@ -123,6 +150,8 @@ export class RedisTransport implements ClusterTransport {
   }
 
   async close(): Promise<void> {
+    this.answers.flush();
+    this.requests.flush();
     this.pending.failAll(new TransportError('down', 'the cluster link is closing'));
     this.listeners.length = 0;
     await Promise.all([this.pub.quit().catch(() => this.pub.disconnect()), this.sub.quit().catch(() => this.sub.disconnect())]);
@@ -132,12 +161,19 @@ export class RedisTransport implements ClusterTransport {
     const handler = this.handlers.get(channel);
     if (!handler || message.length === 0) return;
     const { reply, data } = open(message);
+    const packed = reply === undefined ? null : PACKED_REPLY.exec(reply);
+    if (packed) {
+      const to = packed[1] as string;
+      for (const item of unpackItems(data) ?? []) handler(item.data, (out) => this.answers.add(to, item.id, out));
+      return;
+    }
     const answer = reply === undefined ? undefined : (out: Uint8Array) => void this.pub.publish(reply, envelope(out)).catch(() => {});
     handler(data, answer);
   }
 
   private onReply(channel: string, message: Buffer): void {
-    this.pending.answer(Number(channel.slice(this.inbox.length + 1)), open(message).data);
+    if (channel !== `${this.inbox}:packed`) return;
+    for (const { id, data } of unpackItems(open(message).data) ?? []) this.pending.answer(id, data);
   }
 
   private setLink(): void {
