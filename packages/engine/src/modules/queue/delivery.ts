@@ -1,7 +1,7 @@
 import type { Delivery, Settlement } from '../../adapters/queue/types.js';
 import type { ModuleContext } from '../../core/module-api.js';
 import { errorMessage } from '../../lib/errors.js';
-import { type FiringTrigger, fireTrigger } from '../../lib/triggers.js';
+import { type FireOptions, type FireOutcome, type FiringTrigger, fireTriggerWith } from '../../lib/triggers.js';
 import { settleFailure } from './policy.js';
 import type { QueueCounters } from './rates.js';
 import type { DeliverySettings } from './subscriber-config.js';
@@ -29,8 +29,26 @@ export function handleDelivery(ctx: ModuleContext, target: DeliveryTarget, deliv
     settle({ type: 'defer', delayMs: wait });
     return done();
   }
-  const logFields = { ...target.logFields, message_id: delivery.id, attempt: delivery.attempt };
-  fireTrigger(ctx, target.trigger, delivery.data, {
+  // Built only when a line is logged: most deliveries log nothing.
+  const logFields = () => ({ ...target.logFields, message_id: delivery.id, attempt: delivery.attempt });
+  const handled = (outcome: FireOutcome) => {
+    if (outcome.status !== 'failed') {
+      counters.handled.add();
+      return settle({ type: 'ack' });
+    }
+    counters.failed.add();
+    const error = `${outcome.error.code}: ${outcome.error.message}`;
+    const settlement = settleFailure(settings, delivery.attempt, error);
+    if (settlement.type === 'dead') {
+      counters.dead.add();
+      ctx.logger.error(
+        { ...logFields(), function_id: target.trigger.function_id, code: outcome.error.code },
+        `message ${delivery.id} moved to the dead letters after ${delivery.attempt} attempt${delivery.attempt === 1 ? '' : 's'}: ${error}`,
+      );
+    }
+    settle(settlement);
+  };
+  const options: FireOptions = {
     logger: ctx.logger,
     timeoutMs: settings.visibilityTimeoutMs,
     traceparent: delivery.traceparent,
@@ -44,24 +62,29 @@ export function handleDelivery(ctx: ModuleContext, target: DeliveryTarget, deliv
       'messaging.message.id': delivery.id,
       'flint.queue.attempt': delivery.attempt,
     },
-  })
-    .then((outcome) => {
-      if (outcome.status !== 'failed') {
-        counters.handled.add();
-        return settle({ type: 'ack' });
-      }
-      counters.failed.add();
-      const error = `${outcome.error.code}: ${outcome.error.message}`;
-      const settlement = settleFailure(settings, delivery.attempt, error);
-      if (settlement.type === 'dead') {
-        counters.dead.add();
-        ctx.logger.error(
-          { ...logFields, function_id: target.trigger.function_id, code: outcome.error.code },
-          `message ${delivery.id} moved to the dead letters after ${delivery.attempt} attempt${delivery.attempt === 1 ? '' : 's'}: ${error}`,
-        );
-      }
-      settle(settlement);
-    })
-    .catch((err: unknown) => settle(settleFailure(settings, delivery.attempt, `internal_error: ${errorMessage(err)}`)))
-    .finally(done);
+  };
+  const finish = (outcome: FireOutcome) => {
+    try {
+      handled(outcome);
+    } catch (err) {
+      settle(settleFailure(settings, delivery.attempt, `internal_error: ${errorMessage(err)}`));
+    } finally {
+      done();
+    }
+  };
+  // A callback rather than a promise chain: this runs for every message. An outcome known at once (no
+  // such function) is handled on a microtask, as the promise did: an adapter that delivers the next
+  // message from within a settlement never does so on an ever deeper stack. What goes wrong in here
+  // (never the handler's failure, which is an outcome) is a failed attempt too.
+  let returned = false;
+  try {
+    fireTriggerWith(ctx, target.trigger, delivery.data, options, (outcome) => {
+      if (returned) finish(outcome);
+      else queueMicrotask(() => finish(outcome));
+    });
+  } catch (err) {
+    const error: FireOutcome = { status: 'failed', stage: 'function', error: { code: 'internal_error', message: errorMessage(err) } };
+    queueMicrotask(() => finish(error));
+  }
+  returned = true;
 }
