@@ -30,7 +30,6 @@ export class NatsTransport implements ClusterTransport {
   private readonly listeners: ((up: boolean) => void)[] = [];
   private readonly inbox = createInbox();
   private readonly pending = new PendingRequests();
-  private nextGroup = 0;
   private readonly requests = new TurnBatches(
     (subject, items) => this.sendRequests(subject, items),
     () => this.serverMaxBytes,
@@ -154,11 +153,7 @@ export class NatsTransport implements ClusterTransport {
   }
 
   private sendRequests(subject: string, items: BatchItem[]): void {
-    const group = this.nextGroup++;
-    this.pending.group(
-      group,
-      items.map((item) => item.id),
-    );
+    const group = this.pending.group(items.map((item) => item.id));
     try {
       this.nc.publish(subject, packItems(items), { reply: `${this.inbox}.packed.${group}` });
     } catch (err) {

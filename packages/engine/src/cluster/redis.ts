@@ -51,7 +51,6 @@ export class RedisTransport implements ClusterTransport {
   private readonly listeners: ((up: boolean) => void)[] = [];
   private readonly inbox = `flint-inbox.${randomUUID()}`;
   private readonly pending = new PendingRequests();
-  private nextGroup = 0;
   private readonly requests = new TurnBatches(
     (subject, items) => this.sendRequests(subject, items),
     () => PACK_BYTES,
@@ -132,11 +131,7 @@ export class RedisTransport implements ClusterTransport {
   }
 
   private sendRequests(subject: string, items: BatchItem[]): void {
-    const group = this.nextGroup++;
-    this.pending.group(
-      group,
-      items.map((item) => item.id),
-    );
+    const group = this.pending.group(items.map((item) => item.id));
     this.pub.publish(subject, envelope(packItems(items), `${this.inbox}:packed:${group}`)).then(
       (receivers) => {
         if (receivers === 0) this.pending.failGroup(group, new TransportError('no_responders', 'nobody answers on that subject'));

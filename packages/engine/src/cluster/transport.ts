@@ -36,6 +36,7 @@ export class PendingRequests {
   >();
   private readonly groups = new Map<number, Set<number>>();
   private next = 0;
+  private nextGroup = 0;
 
   /** A new request: its number, and the promise its reply settles. */
   open(timeoutMs: number): { id: number; reply: Promise<Uint8Array> } {
@@ -47,8 +48,9 @@ export class PendingRequests {
     return { id, reply };
   }
 
-  /** Requests `ids` (still waiting) travel in one message, group number `group`. */
-  group(group: number, ids: readonly number[]): void {
+  /** Requests `ids` travel in one message: the number of their group, which the server may refuse as a whole. */
+  group(ids: readonly number[]): number {
+    const group = this.nextGroup++;
     const members = new Set<number>();
     for (const id of ids) {
       const request = this.pending.get(id);
@@ -57,6 +59,7 @@ export class PendingRequests {
       members.add(id);
     }
     if (members.size > 0) this.groups.set(group, members);
+    return group;
   }
 
   answer(id: number, data: Uint8Array): void {
