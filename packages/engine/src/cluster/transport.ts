@@ -38,9 +38,11 @@ export class PendingRequests {
   private next = 0;
   private nextGroup = 0;
 
-  /** A new request: its number, and the promise its reply settles. */
+  /** A new request: its number (32 bits, as packed messages carry it), and the promise its reply settles. */
   open(timeoutMs: number): { id: number; reply: Promise<Uint8Array> } {
-    const id = this.next++;
+    const id = this.next;
+    // Wraps after 2^32 requests (days at full speed), long after any request of that number timed out.
+    this.next = (this.next + 1) >>> 0;
     const reply = new Promise<Uint8Array>((resolve, reject) => {
       const timer = setTimeout(() => this.fail(id, new TransportError('timeout', `no answer within ${timeoutMs} ms`)), timeoutMs);
       this.pending.set(id, { resolve, reject, timer, group: undefined });

@@ -1,6 +1,6 @@
 /**
- * Requests and replies gathered per subject until the end of the turn, then sent as one message of the
- * messaging system: with many calls in flight between two engines, the server and both clients handle
+ * Requests and replies gathered per subject while the work at hand runs (until a microtask), then sent
+ * as one message of the messaging system: with many calls in flight between two engines, the server and both clients handle
  * one message where they handled dozens (measured by bench/cluster).
  *
  * A packed message is a run of items, each its number (4 bytes), its length (4 bytes) and its bytes.
@@ -46,7 +46,7 @@ export function unpackItems(bytes: Uint8Array): BatchItem[] | undefined {
 }
 
 /**
- * Items waiting for the end of the turn (a microtask), per subject. A subject's items are handed to
+ * Items waiting for a microtask (the work that produced them is done by then), per subject. A subject's items are handed to
  * `send` together, in the order they came; a batch that would grow over `maxBytes` is sent first.
  */
 export class TurnBatches {
