@@ -23,37 +23,19 @@ export interface DeliveryTarget {
  * within the visibility timeout. A failure (of the condition too) is retried with back-off, then dead.
  */
 export function handleDelivery(ctx: ModuleContext, target: DeliveryTarget, delivery: Delivery, settle: (s: Settlement) => void, done: () => void): void {
-  const { settings, counters } = target;
+  const { settings } = target;
   const wait = delivery.publishedAt + settings.delayMs - Date.now();
   if (settings.delayMs > 0 && wait > 0) {
     settle({ type: 'defer', delayMs: wait });
     return done();
   }
-  // Built only when a line is logged: most deliveries log nothing.
-  const logFields = () => ({ ...target.logFields, message_id: delivery.id, attempt: delivery.attempt });
-  const handled = (outcome: FireOutcome) => {
-    if (outcome.status !== 'failed') {
-      counters.handled.add();
-      return settle({ type: 'ack' });
-    }
-    counters.failed.add();
-    const error = `${outcome.error.code}: ${outcome.error.message}`;
-    const settlement = settleFailure(settings, delivery.attempt, error);
-    if (settlement.type === 'dead') {
-      counters.dead.add();
-      ctx.logger.error(
-        { ...logFields(), function_id: target.trigger.function_id, code: outcome.error.code },
-        `message ${delivery.id} moved to the dead letters after ${delivery.attempt} attempt${delivery.attempt === 1 ? '' : 's'}: ${error}`,
-      );
-    }
-    settle(settlement);
-  };
   const options: FireOptions = {
     logger: ctx.logger,
     timeoutMs: settings.visibilityTimeoutMs,
     traceparent: delivery.traceparent,
     baggage: delivery.baggage,
-    logFields,
+    // Built only when a line is logged: most deliveries log nothing.
+    logFields: () => ({ ...target.logFields, message_id: delivery.id, attempt: delivery.attempt }),
     spanName: `process ${target.spanTarget}`,
     attributes: {
       'messaging.system': 'flint',
@@ -65,7 +47,7 @@ export function handleDelivery(ctx: ModuleContext, target: DeliveryTarget, deliv
   };
   const finish = (outcome: FireOutcome) => {
     try {
-      handled(outcome);
+      settleOutcome(ctx, target, delivery, outcome, settle);
     } catch (err) {
       settle(settleFailure(settings, delivery.attempt, `internal_error: ${errorMessage(err)}`));
     } finally {
@@ -87,4 +69,24 @@ export function handleDelivery(ctx: ModuleContext, target: DeliveryTarget, deliv
     queueMicrotask(() => finish(error));
   }
   returned = true;
+}
+
+/** Settles a delivery by its outcome: ack, or a failed attempt (retried later, or dead, which is logged). */
+function settleOutcome(ctx: ModuleContext, target: DeliveryTarget, delivery: Delivery, outcome: FireOutcome, settle: (s: Settlement) => void): void {
+  const { settings, counters } = target;
+  if (outcome.status !== 'failed') {
+    counters.handled.add();
+    return settle({ type: 'ack' });
+  }
+  counters.failed.add();
+  const error = `${outcome.error.code}: ${outcome.error.message}`;
+  const settlement = settleFailure(settings, delivery.attempt, error);
+  if (settlement.type === 'dead') {
+    counters.dead.add();
+    ctx.logger.error(
+      { ...target.logFields, message_id: delivery.id, attempt: delivery.attempt, function_id: target.trigger.function_id, code: outcome.error.code },
+      `message ${delivery.id} moved to the dead letters after ${delivery.attempt} attempt${delivery.attempt === 1 ? '' : 's'}: ${error}`,
+    );
+  }
+  settle(settlement);
 }
