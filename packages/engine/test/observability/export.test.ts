@@ -118,6 +118,47 @@ describe('flint-observability OTLP export', () => {
     expect((await health(engine)).components.span_export?.status).toBe('degraded');
   });
 
+  it("exports the engine's spans whole: kind, times, parent, status and a failed call's exception event", async () => {
+    const collector = await receiver();
+    const engine = await obs({ exporter: 'otlp', endpoint: collector.url });
+    const worker = await startWorker('flint', engine, (w) => {
+      w.registerFunction('x::refuse', () => {
+        throw Object.assign(new Error('no stock left'), { code: 'out_of_stock' });
+      });
+      w.registerFunction('x::outer', async () => {
+        await w.trigger({ function_id: 'x::refuse', payload: {} }).catch(() => undefined);
+        return 'ok';
+      });
+    });
+    const before = Date.now() * 1e6;
+    expect(await worker.trigger({ function_id: 'x::outer', payload: {} })).toBe('ok');
+    const after = Date.now() * 1e6;
+    await waitFor(
+      () => collector.spans.some((s) => s.name === 'call x::refuse') && collector.spans.some((s) => s.name === 'call x::outer'),
+      5000,
+      'the export',
+    );
+    const outer = collector.spans.find((s) => s.name === 'call x::outer');
+    const refused = collector.spans.find((s) => s.name === 'call x::refuse');
+    expect(outer).toMatchObject({ service: 'flint', kind: 3, status: { code: 1 }, events: [] });
+    expect(refused).toMatchObject({
+      traceId: outer?.traceId,
+      parentSpanId: outer?.spanId,
+      kind: 3,
+      status: { code: 2, message: 'out_of_stock: no stock left' },
+      attributes: { 'error.type': 'out_of_stock', function_id: 'x::refuse' },
+      events: [{ name: 'exception', attributes: { 'exception.type': 'out_of_stock', 'exception.message': 'no stock left' } }],
+    });
+    // Wall-clock times (1 ms of slack for the millisecond clock read here); the nested call within its caller.
+    for (const s of [outer, refused]) {
+      expect(s?.startTimeUnixNano).toBeGreaterThanOrEqual(before - 1e6);
+      expect(s?.endTimeUnixNano).toBeLessThanOrEqual(after + 1e6);
+      expect(s?.endTimeUnixNano).toBeGreaterThanOrEqual(s?.startTimeUnixNano ?? Number.NaN);
+    }
+    expect(refused?.startTimeUnixNano).toBeGreaterThanOrEqual(outer?.startTimeUnixNano ?? Number.NaN);
+    expect(refused?.endTimeUnixNano).toBeLessThanOrEqual(outer?.endTimeUnixNano ?? Number.NaN);
+  });
+
   it('refuses an endpoint that is not a URL at start-up', async () => {
     await expect(obs({ exporter: 'otlp', endpoint: 'not a url' })).rejects.toThrow(/endpoint/);
   });

@@ -191,6 +191,63 @@ describe('flint-observability traces', () => {
     expect(listed.spans.map((s) => s.trace_id)).toEqual([CALLER_TRACE]);
   });
 
+  it('an unsampled call still hands on a trace context (flags 00) that its nested calls keep; nothing is recorded', async () => {
+    const { engine } = await startObs({ sampling_ratio: 0 });
+    const seen: Record<string, string | undefined> = {};
+    const worker = await startWorker('flint', engine, (w) => {
+      w.registerFunction('u::inner', (_: unknown, ctx?: { traceparent?: string }) => {
+        seen.inner = ctx?.traceparent;
+        return 1;
+      });
+      w.registerFunction('u::outer', async (_: unknown, ctx?: { traceparent?: string }) => {
+        seen.outer = ctx?.traceparent;
+        return w.trigger({ function_id: 'u::inner', payload: {} });
+      });
+    });
+    await engine.invoke('engine::traces::clear', {});
+    expect(await worker.trigger({ function_id: 'u::outer', payload: {} })).toBe(1);
+    const unsampled = /^00-([0-9a-f]{32})-([0-9a-f]{16})-00$/;
+    const outer = unsampled.exec(seen.outer ?? '');
+    const inner = unsampled.exec(seen.inner ?? '');
+    expect(outer, `outer traceparent ${seen.outer}`).not.toBeNull();
+    expect(inner, `inner traceparent ${seen.inner}`).not.toBeNull();
+    expect(inner?.[1]).toBe(outer?.[1]);
+    expect(inner?.[2]).not.toBe(outer?.[2]);
+    expect(((await engine.invoke('engine::traces::list', {})) as { total: number }).total).toBe(0);
+  });
+
+  it('parent_based: false lets the ratio decide even under a caller: a sampled caller is not followed at 0, an unsampled one is at 1', async () => {
+    const never = await startObs({ sampling_ratio: 0, parent_based: false });
+    await startWorker('flint', never.engine, (w) => w.registerFunction('pb::f', () => 1));
+    await never.engine.invoke('pb::f', {}, { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` });
+    expect(((await never.engine.invoke('engine::traces::list', {})) as { total: number }).total).toBe(0);
+
+    const always = await startObs({ sampling_ratio: 1, parent_based: false });
+    await startWorker('flint', always.engine, (w) => w.registerFunction('pb::f', () => 1));
+    await always.engine.invoke('pb::f', {}, { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` });
+    const spans = flatten(await tree(always.engine, CALLER_TRACE));
+    expect(spans.map((s) => [s.name, s.parent_span_id])).toEqual([['call pb::f', CALLER_SPAN]]);
+  });
+
+  it("a failed call's span says why: status description and an exception event", async () => {
+    const { engine } = await startObs();
+    const worker = await startWorker('flint', engine, (w) => {
+      w.registerFunction('t::refuse', () => {
+        throw Object.assign(new Error('no stock left'), { code: 'out_of_stock' });
+      });
+    });
+    await engine.invoke('engine::traces::clear', {});
+    expect((await outcome(worker.trigger({ function_id: 't::refuse', payload: {} }))).ok).toBe(false);
+    const listed = (await engine.invoke('engine::traces::list', { name: 't::refuse' })) as {
+      spans: (TreeSpan & { status_description?: string; events: { name: string; attributes: Record<string, unknown> }[] })[];
+    };
+    expect(listed.spans[0]).toMatchObject({
+      status: 'error',
+      status_description: 'out_of_stock: no stock left',
+      events: [{ name: 'exception', attributes: { 'exception.type': 'out_of_stock', 'exception.message': 'no stock left' } }],
+    });
+  });
+
   it('enabled: false keeps no spans and the trace functions say why', async () => {
     const { engine } = await startObs({ enabled: false });
     const failure = await outcome(engine.invoke('engine::traces::list', {}));

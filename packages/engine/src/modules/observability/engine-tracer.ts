@@ -1,6 +1,8 @@
-import { type Context, type Span as OtelSpan, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { parseTraceParent } from '@opentelemetry/core';
 import type { InvocationEnd, InvocationEvent, InvocationTracer, TraceScope } from '../../core/module-api.js';
+import { EngineSpan, SpanClock, type SpanOrigin } from './engine-spans.js';
+import type { PooledIdGenerator } from './id-generator.js';
 
 /** The `faas.trigger` value (OpenTelemetry's FaaS conventions) of each trigger type. */
 const FAAS_TRIGGER: Readonly<Record<string, string>> = {
@@ -18,11 +20,30 @@ const FIRING_KIND: Readonly<Record<string, SpanKind>> = {
   enqueue: SpanKind.CONSUMER,
 };
 
+/** The trace a new span joins: its parent's ids and flags, and whether the parent lives in another process. */
+interface Parent {
+  traceId: string;
+  spanId: string;
+  flags: number;
+  remote: boolean;
+}
+
+export interface EngineTracerOptions {
+  ids: PooledIdGenerator;
+  /** Whether a new span is sampled (recorded), given its trace id and its parent (none for a new trace). */
+  sample: (traceId: string, name: string, kind: SpanKind, parent: Parent | undefined) => boolean;
+  /** Takes every sampled span once it ends. */
+  ended: (span: EngineSpan) => void;
+  origin: SpanOrigin;
+}
+
 /**
  * The engine's spans, one per invocation (`call <function>`, a client span: the engine calls the
  * provider) and one per trigger firing (named by the module, e.g. `GET /users/:id`, else `<type> <id>`),
- * opened with the OpenTelemetry SDK's tracer under the context the call came with. The span's own
- * context is what the call carries on, so a worker's spans and nested calls sit under it.
+ * under the context the call came with. The span's own context is what the call carries on, so a
+ * worker's spans and nested calls sit under it. The spans are EngineSpans (see engine-spans.ts), made
+ * here rather than by the OpenTelemetry SDK's tracer, which cost several times as much per call; sampling
+ * still uses the SDK's samplers and the export its exporters.
  *
  * The engine's introspection functions (`engine::*`: log calls, listings, the console's queries) are
  * not traced: they would bury the application's traces.
@@ -34,8 +55,9 @@ export class EngineTracer implements InvocationTracer {
    * parent is found here instead of parsing and checking the traceparent text again.
    */
   private readonly open = new Map<string, Scope>();
+  private readonly clock = new SpanClock();
 
-  constructor(private readonly tracer: Tracer) {}
+  constructor(private readonly options: EngineTracerOptions) {}
 
   start(event: InvocationEvent): TraceScope | undefined {
     if (event.kind === 'invocation' && event.functionId.startsWith('engine::')) return undefined;
@@ -43,34 +65,62 @@ export class EngineTracer implements InvocationTracer {
     const firing = event.kind === 'trigger';
     const name = firing ? (event.name ?? `${trigger?.type} ${trigger?.id}`) : `call ${event.functionId}`;
     const kind = firing ? (FIRING_KIND[trigger?.type ?? ''] ?? SpanKind.INTERNAL) : SpanKind.CLIENT;
-    // Attributes are set on the span itself, and only when it records: handing them to startSpan would
-    // have the SDK copy and check them twice, and an unsampled call needs none.
-    const span = this.tracer.startSpan(name, { kind }, this.parentOf(event.traceparent));
-    if (span.isRecording()) {
-      span.setAttribute('faas.invoked_name', event.functionId);
-      span.setAttribute('function_id', event.functionId);
+    const parent = this.parentOf(event.traceparent);
+    const { ids, sample, origin } = this.options;
+    const traceId = parent?.traceId ?? ids.generateTraceId();
+    const spanId = ids.generateSpanId();
+    let span: EngineSpan | undefined;
+    if (sample(traceId, name, kind, parent)) {
+      span = new EngineSpan(traceId, spanId, 1, parent, name, kind, this.clock.nanos(event.startedAt), origin);
+      const a = span.attributes;
+      a['faas.invoked_name'] = event.functionId;
+      a.function_id = event.functionId;
       if (trigger) {
-        span.setAttribute('faas.trigger', FAAS_TRIGGER[trigger.type] ?? 'other');
-        span.setAttribute('flint.trigger.type', trigger.type);
-        span.setAttribute('flint.trigger.id', trigger.id);
-      } else span.setAttribute('faas.trigger', 'other');
-      if (event.caller !== undefined) span.setAttribute('flint.caller', event.caller);
-      if (event.attributes) span.setAttributes(event.attributes);
+        a['faas.trigger'] = FAAS_TRIGGER[trigger.type] ?? 'other';
+        a['flint.trigger.type'] = trigger.type;
+        a['flint.trigger.id'] = trigger.id;
+      } else a['faas.trigger'] = 'other';
+      if (event.caller !== undefined) a['flint.caller'] = event.caller;
+      if (event.attributes) Object.assign(a, event.attributes);
     }
-    const scope = new Scope(span, event.baggage, this.open);
+    const scope = new Scope(traceId, spanId, span, event.baggage, this);
     // A scope left open by mistake must not make the map grow for ever: its children parse instead.
     if (this.open.size >= MAX_OPEN) this.open.clear();
     this.open.set(scope.traceparent, scope);
     return scope;
   }
 
-  /** The context a traceparent names (a remote parent), or the root context when there is none or it is malformed. */
-  private parentOf(traceparent: string | undefined): Context {
-    if (traceparent === undefined) return ROOT_CONTEXT;
+  /** Ends a scope's span (when it records) and hands it on. */
+  finish(scope: Scope, event: InvocationEvent, end: InvocationEnd): void {
+    this.open.delete(scope.traceparent);
+    const span = scope.span;
+    if (!span) return;
+    span.end_time_unix_nano = span.start_time_unix_nano + Math.max(0, end.durationMs) * 1e6;
+    const a = span.attributes;
+    if (event.workerId !== undefined) {
+      a['flint.worker.id'] = event.workerId;
+      if (event.workerName !== undefined) a['flint.worker.name'] = event.workerName;
+    }
+    if (end.attributes) Object.assign(a, end.attributes);
+    if (end.error) {
+      span.status = SpanStatusCode.ERROR;
+      span.statusMessage = `${end.error.code}: ${end.error.message}`;
+      a['error.type'] = end.error.code;
+      span.exception = { type: end.error.code, message: end.error.message };
+    } else {
+      if (end.skipped) a['flint.skipped'] = true;
+      span.status = SpanStatusCode.OK;
+    }
+    this.options.ended(span);
+  }
+
+  /** The parent a traceparent names: an open span of this engine, else a remote parent (none when absent or malformed). */
+  private parentOf(traceparent: string | undefined): Parent | undefined {
+    if (traceparent === undefined) return undefined;
     const scope = this.open.get(traceparent);
-    if (scope) return scope.context();
-    const parent = parseTraceParent(traceparent);
-    return parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
+    if (scope) return scope.asParent;
+    const remote = parseTraceParent(traceparent);
+    return remote ? { traceId: remote.traceId, spanId: remote.spanId, flags: remote.traceFlags, remote: true } : undefined;
   }
 }
 
@@ -79,40 +129,24 @@ const MAX_OPEN = 100_000;
 
 class Scope implements TraceScope {
   readonly traceparent: string;
-  private asParent: Context | undefined;
 
   constructor(
-    private readonly span: OtelSpan,
+    readonly traceId: string,
+    readonly spanId: string,
+    /** Undefined when the span is not sampled: its context is handed on all the same (flags 00). */
+    readonly span: EngineSpan | undefined,
     readonly baggage: string | undefined,
-    private readonly open: Map<string, Scope>,
+    private readonly tracer: EngineTracer,
   ) {
-    const c = span.spanContext();
-    this.traceparent = `00-${c.traceId}-${c.spanId}-${(c.traceFlags & 1) === 1 ? '01' : '00'}`;
+    this.traceparent = `00-${traceId}-${spanId}-${span ? '01' : '00'}`;
   }
 
-  /** The context whose span is this one, for a child (made once). */
-  context(): Context {
-    this.asParent ??= trace.setSpan(ROOT_CONTEXT, this.span);
-    return this.asParent;
+  /** This span as the parent of a call made under it. */
+  get asParent(): Parent {
+    return { traceId: this.traceId, spanId: this.spanId, flags: this.span ? 1 : 0, remote: false };
   }
 
   end(event: InvocationEvent, end: InvocationEnd): void {
-    this.open.delete(this.traceparent);
-    const span = this.span;
-    if (!span.isRecording()) return span.end();
-    if (event.workerId !== undefined) {
-      span.setAttribute('flint.worker.id', event.workerId);
-      if (event.workerName !== undefined) span.setAttribute('flint.worker.name', event.workerName);
-    }
-    if (end.attributes) span.setAttributes(end.attributes);
-    if (end.error) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: `${end.error.code}: ${end.error.message}` });
-      span.setAttribute('error.type', end.error.code);
-      span.addEvent('exception', { 'exception.type': end.error.code, 'exception.message': end.error.message });
-    } else {
-      if (end.skipped) span.setAttribute('flint.skipped', true);
-      span.setStatus({ code: SpanStatusCode.OK });
-    }
-    span.end();
+    this.tracer.finish(this, event, end);
   }
 }

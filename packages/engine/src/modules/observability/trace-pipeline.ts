@@ -1,24 +1,17 @@
+import { ROOT_CONTEXT, type SpanKind } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BasicTracerProvider,
-  ParentBasedSampler,
-  type Sampler,
-  type SpanProcessor,
-  TraceIdRatioBasedSampler,
-} from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, AlwaysOnSampler, type Sampler, SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../../core/logger.js';
 import type { ObservabilityConfig } from './config.js';
+import type { EngineSpan, SpanOrigin } from './engine-spans.js';
 import { EngineTracer } from './engine-tracer.js';
 import type { ExportHealth } from './export-health.js';
 import { PooledIdGenerator } from './id-generator.js';
 import { forEachSdkSpan, readableOfSdk, sdkSpanSize } from './sdk-spans.js';
 import type { OtlpSpanProcessor } from './span-export.js';
-import { MemorySpanProcessor } from './span-processors.js';
 import { SpanStore } from './span-store.js';
 
-/** The engine's trace pipeline: the OpenTelemetry tracer provider and where its spans (and SDKs' spans) go. */
+/** The engine's trace pipeline: its tracer, and where its spans (and SDKs' spans) go. */
 export class TracePipeline {
   readonly tracer: EngineTracer;
   /** The in-memory span store (`exporter: memory | both`). */
@@ -26,7 +19,6 @@ export class TracePipeline {
   /** The OTLP export's counters (`exporter: otlp | both`). */
   readonly export: ExportHealth | undefined;
   private readonly otlp: OtlpSpanProcessor | undefined;
-  private readonly provider: BasicTracerProvider;
 
   /** A pipeline for `config`; the OTLP exporter is loaded only when spans are exported. */
   static async create(config: ObservabilityConfig, resource: Record<string, string>, scopeVersion: string, logger: Logger): Promise<TracePipeline> {
@@ -46,27 +38,28 @@ export class TracePipeline {
   }
 
   private constructor(config: ObservabilityConfig, resource: Record<string, string>, scopeVersion: string, otlp: OtlpSpanProcessor | undefined) {
-    const processors: SpanProcessor[] = [];
     if (config.exporter !== 'otlp') {
       this.store = new SpanStore({
         max_spans: config.memory_max_spans,
         max_bytes: config.memory_max_bytes,
         retention_seconds: config.traces_retention_seconds || undefined,
       });
-      processors.push(new MemorySpanProcessor(this.store));
     }
     if (otlp) {
       this.otlp = otlp;
       this.export = otlp.health;
-      processors.push(otlp);
     }
-    this.provider = new BasicTracerProvider({
+    const origin: SpanOrigin = {
       resource: resourceFromAttributes(resource),
-      sampler: samplerOf(config),
-      spanProcessors: processors,
-      idGenerator: new PooledIdGenerator(),
-    });
-    this.tracer = new EngineTracer(this.provider.getTracer('flint', scopeVersion));
+      serviceName: resource['service.name'] ?? 'unknown',
+      scope: { name: 'flint', version: scopeVersion },
+    };
+    const store = this.store;
+    const ended = (span: EngineSpan): void => {
+      store?.addLazy(span, span.size());
+      otlp?.onEnd(span.readable());
+    };
+    this.tracer = new EngineTracer({ ids: new PooledIdGenerator(), sample: samplerOf(config), ended, origin });
   }
 
   /**
@@ -85,12 +78,23 @@ export class TracePipeline {
 
   /** Sends what is queued for export (at shutdown). */
   shutdown(): Promise<void> {
-    return this.provider.shutdown();
+    return this.otlp?.shutdown() ?? Promise.resolve();
   }
 }
 
-function samplerOf(config: ObservabilityConfig): Sampler {
+/**
+ * The sampling decision of a new span. With `parent_based`, a span under a parent follows the parent's
+ * sampled flag (as the SDK's ParentBasedSampler does with its default delegates); a new trace, or any
+ * span without `parent_based`, is decided by the root sampler (every trace, none, or a ratio by trace id).
+ */
+function samplerOf(config: ObservabilityConfig): (traceId: string, name: string, kind: SpanKind, parent: { flags: number } | undefined) => boolean {
   const ratio = config.sampling_ratio;
-  const root = ratio >= 1 ? new AlwaysOnSampler() : ratio <= 0 ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(ratio);
-  return config.parent_based ? new ParentBasedSampler({ root }) : root;
+  const root: Sampler = ratio >= 1 ? new AlwaysOnSampler() : ratio <= 0 ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(ratio);
+  const parentBased = config.parent_based;
+  return (traceId, name, kind, parent) => {
+    if (parent && parentBased) return (parent.flags & 1) === 1;
+    return root.shouldSample(ROOT_CONTEXT, traceId, name, kind, NO_ATTRIBUTES, []).decision === SamplingDecision.RECORD_AND_SAMPLED;
+  };
 }
+
+const NO_ATTRIBUTES = Object.freeze({});

@@ -17,7 +17,15 @@ export interface ReceivedSpan {
   spanId: string;
   parentSpanId: string;
   name: string;
+  /** OTLP's kind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
+  kind: number;
+  /** OTLP's status code (0 unset, 1 ok, 2 error) and message. */
+  status: { code: number; message: string };
+  /** Wall-clock nanoseconds (exact to about 0.25 µs as JS numbers). */
+  startTimeUnixNano: number;
+  endTimeUnixNano: number;
   attributes: Record<string, unknown>;
+  events: { name: string; attributes: Record<string, unknown> }[];
 }
 
 export interface ReceivedLog {
@@ -101,7 +109,13 @@ export async function startOtlpReceiver(port = 0): Promise<OtlpReceiver> {
                 spanId: hex(s.spanId),
                 parentSpanId: hex(s.parentSpanId),
                 name: s.name,
+                kind: s.kind,
+                status: { code: s.status?.code ?? 0, message: s.status?.message ?? '' },
+                startTimeUnixNano: Number(String(s.startTimeUnixNano)),
+                endTimeUnixNano: Number(String(s.endTimeUnixNano)),
                 attributes: attributes(s.attributes),
+                // biome-ignore lint/suspicious/noExplicitAny: decoded protobuf messages
+                events: (s.events ?? []).map((e: any) => ({ name: e.name, attributes: attributes(e.attributes) })),
               });
             }
           }
