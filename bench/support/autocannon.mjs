@@ -26,7 +26,7 @@ if (!Client.prototype.__benchNoDelay) {
  * (each client pre-builds every request) takes a good part of a second. Only requests issued after
  * 'start' are counted (`ok`) and timed.
  */
-export function load({ url, connections, seconds, requests }) {
+export function load({ url, connections, seconds, requests, overallRate }) {
   return new Promise((resolve, reject) => {
     const latencies = [];
     let ok = 0;
@@ -41,6 +41,7 @@ export function load({ url, connections, seconds, requests }) {
         sampleInt: 100, // the run stops on a sample tick: a fine tick keeps fractional durations exact
         requests,
         excludeErrorStats: true,
+        ...(overallRate ? { overallRate } : {}),
       },
       (err, result) => {
         if (err) return reject(err);

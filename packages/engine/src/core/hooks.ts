@@ -114,7 +114,13 @@ export class HookHub {
   }
 
   private finish(event: InvocationEvent, scope: TraceScope | undefined, end: InvocationEnd): void {
-    if (scope) this.run(() => scope.end(event, end));
+    if (scope) {
+      try {
+        scope.end(event, end);
+      } catch (err) {
+        this.logger.error(`the invocation tracer threw ending a span (ignored): ${errorMessage(err)}`);
+      }
+    }
     for (const h of this.hooks) {
       if (end.error) {
         const failed = end as InvocationEnd & { error: ErrorBody };

@@ -293,7 +293,8 @@ function flattenHeaders(req: IncomingMessage): StringMap {
 /** A firing whose end waits for the answer to be sent (or the connection to close), so that it carries the status. */
 function endWhenAnswered(firing: TriggerFiring, res: ServerResponse): TriggerFiring {
   let outcome: Parameters<TriggerFiring['end']>[0];
-  res.once('close', () => {
+  // 'close' comes once, answered or not: `on` spares the wrapper and the removal `once` would cost.
+  res.on('close', () => {
     const status = res.statusCode;
     const attributes = { ...outcome?.attributes, 'http.response.status_code': status };
     const error = outcome?.error ?? (status >= 500 ? { code: 'http_error', message: `answered ${status}` } : undefined);

@@ -32,7 +32,10 @@ export class EngineSpan extends LazySpan {
     readonly spanId: string,
     /** Sampled (W3C flags bit 0): always, as only sampled spans are recorded; kept for the flags. */
     readonly flags: number,
-    readonly parent: { spanId: string; flags: number; remote: boolean } | undefined,
+    /** The parent's span id (none for the first span of a trace), flags, and whether it lives in another process. */
+    readonly parentSpanId: string | undefined,
+    readonly parentFlags: number,
+    readonly parentRemote: boolean,
     readonly name: string,
     readonly kind: SpanKind,
     readonly start_time_unix_nano: number,
@@ -45,7 +48,7 @@ export class EngineSpan extends LazySpan {
     const span: Span = {
       trace_id: this.trace_id,
       span_id: this.spanId,
-      parent_span_id: this.parent?.spanId ?? null,
+      parent_span_id: this.parentSpanId ?? null,
       name: this.name,
       start_time_unix_nano: this.start_time_unix_nano,
       end_time_unix_nano: this.end_time_unix_nano,
@@ -77,7 +80,7 @@ export class EngineSpan extends LazySpan {
   /** The span as the OpenTelemetry SDK's exporters take it. */
   readable(): ReadableSpan {
     const context: SpanContext = { traceId: this.trace_id, spanId: this.spanId, traceFlags: this.flags };
-    const parent = this.parent;
+    const parentId = this.parentSpanId;
     const status: ReadableSpan['status'] = { code: this.status };
     if (this.statusMessage !== undefined) status.message = this.statusMessage;
     const events: TimedEvent[] = this.exception
@@ -87,7 +90,8 @@ export class EngineSpan extends LazySpan {
       name: this.name,
       kind: this.kind,
       spanContext: () => context,
-      parentSpanContext: parent ? { traceId: this.trace_id, spanId: parent.spanId, traceFlags: parent.flags, isRemote: parent.remote } : undefined,
+      parentSpanContext:
+        parentId === undefined ? undefined : { traceId: this.trace_id, spanId: parentId, traceFlags: this.parentFlags, isRemote: this.parentRemote },
       startTime: hrTime(this.start_time_unix_nano),
       endTime: hrTime(this.end_time_unix_nano),
       duration: hrTime(this.end_time_unix_nano - this.start_time_unix_nano),

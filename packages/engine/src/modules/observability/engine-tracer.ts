@@ -71,7 +71,10 @@ export class EngineTracer implements InvocationTracer {
     const spanId = ids.generateSpanId();
     let span: EngineSpan | undefined;
     if (sample(traceId, name, kind, parent)) {
-      span = new EngineSpan(traceId, spanId, 1, parent, name, kind, this.clock.nanos(event.startedAt), origin);
+      const start = this.clock.nanos(event.startedAt);
+      span = parent
+        ? new EngineSpan(traceId, spanId, 1, parent.spanId, parent.flags, parent.remote, name, kind, start, origin)
+        : new EngineSpan(traceId, spanId, 1, undefined, 0, false, name, kind, start, origin);
       const a = span.attributes;
       a['faas.invoked_name'] = event.functionId;
       a.function_id = event.functionId;
