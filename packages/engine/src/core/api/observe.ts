@@ -21,7 +21,10 @@ export interface InvocationEvent {
   workerName?: string;
   /** A module's name for its firing (`GET /users/:id`); tracers name the span after it. */
   readonly name?: string;
-  /** What a module said about its firing at the start (`http.request.method`, `messaging.destination.name`, …). */
+  /**
+   * What a module said about its firing at the start (`http.request.method`, `messaging.destination.name`, …).
+   * Tracers may keep the object (and the event) until the span is read: a module must not change it afterwards.
+   */
   readonly attributes?: Readonly<Record<string, AttributeValue>>;
 }
 
@@ -31,7 +34,7 @@ export interface InvocationEnd {
   error?: ErrorBody;
   /** A trigger firing whose condition function returned `false`. */
   skipped?: boolean;
-  /** What a module learnt by the end of its firing (`http.response.status_code`, …). */
+  /** What a module learnt by the end of its firing (`http.response.status_code`, …); kept as given, like the start's. */
   attributes?: Record<string, AttributeValue>;
 }
 

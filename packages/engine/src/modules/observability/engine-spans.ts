@@ -1,7 +1,7 @@
 import { type Attributes, type HrTime, type SpanContext, type SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
-import type { AttributeValue } from '../../core/module-api.js';
+import type { AttributeValue, TriggerOrigin } from '../../core/module-api.js';
 import type { Span, SpanStatus } from './span.js';
 import { LazySpan } from './span-store.js';
 
@@ -14,18 +14,25 @@ export interface SpanOrigin {
 
 /**
  * One of the engine's own spans (an invocation or a trigger firing), recorded as plain fields. The engine
- * sets its attributes itself (string, number or boolean values, never more than a few dozen), so it needs
- * none of the checks, limits and context objects of the OpenTelemetry SDK's span; what it records is the
- * same. The store keeps it as it is (a Span is made when a query first reads it) and the OTLP export
- * gets it as a ReadableSpan (`readable`).
+ * knows every attribute's type, so it needs none of the checks, limits and context objects of the
+ * OpenTelemetry SDK's span; what it records is the same. The attributes are kept as what they come from
+ * (function, trigger, caller, worker, the module's own objects) and assembled only when the span is read:
+ * most spans of a busy engine pass through the store unread. The store keeps the span as it is (a Span is
+ * made when a query first reads it) and the OTLP export gets it as a ReadableSpan (`readable`).
  */
 export class EngineSpan extends LazySpan {
   end_time_unix_nano = 0;
   status: SpanStatusCode = SpanStatusCode.UNSET;
   statusMessage: string | undefined = undefined;
-  /** A failed call's `exception` event: its type and message (at the span's end). */
-  exception: { type: string; message: string } | undefined = undefined;
-  readonly attributes: Record<string, AttributeValue> = {};
+  /** A failed call's error code (`error.type`, the `exception` event's type) and message. */
+  errorCode: string | undefined = undefined;
+  errorMessage: string | undefined = undefined;
+  /** A trigger firing whose condition said no. */
+  skipped = false;
+  workerId: string | undefined = undefined;
+  workerName: string | undefined = undefined;
+  /** What the module learnt by the end (`http.response.status_code`, …): its object, kept, not copied. */
+  endAttributes: Readonly<Record<string, AttributeValue>> | undefined = undefined;
 
   constructor(
     readonly trace_id: string,
@@ -39,9 +46,39 @@ export class EngineSpan extends LazySpan {
     readonly name: string,
     readonly kind: SpanKind,
     readonly start_time_unix_nano: number,
+    readonly functionId: string,
+    readonly trigger: TriggerOrigin | undefined,
+    readonly caller: string | undefined,
+    /** What the module said at the start (`http.request.method`, …): its object, kept, not copied. */
+    readonly startAttributes: Readonly<Record<string, AttributeValue>> | undefined,
     readonly origin: SpanOrigin,
   ) {
     super();
+  }
+
+  /**
+   * The span's attributes, in the order they were learnt: the function and trigger (OpenTelemetry's FaaS
+   * conventions and Flint's own), the caller, the module's, the worker that ran it, the module's at the
+   * end, then the error type or `flint.skipped`.
+   */
+  get attributes(): Record<string, AttributeValue> {
+    const { functionId, trigger, caller, startAttributes, workerId, workerName } = this;
+    const a: Record<string, AttributeValue> = { 'faas.invoked_name': functionId, function_id: functionId };
+    if (trigger) {
+      a['faas.trigger'] = FAAS_TRIGGER[trigger.type] ?? 'other';
+      a['flint.trigger.type'] = trigger.type;
+      a['flint.trigger.id'] = trigger.id;
+    } else a['faas.trigger'] = 'other';
+    if (caller !== undefined) a['flint.caller'] = caller;
+    if (startAttributes) Object.assign(a, startAttributes);
+    if (workerId !== undefined) {
+      a['flint.worker.id'] = workerId;
+      if (workerName !== undefined) a['flint.worker.name'] = workerName;
+    }
+    if (this.endAttributes) Object.assign(a, this.endAttributes);
+    if (this.errorCode !== undefined) a['error.type'] = this.errorCode;
+    else if (this.skipped) a['flint.skipped'] = true;
+    return a;
   }
 
   protected make(): Span {
@@ -55,7 +92,7 @@ export class EngineSpan extends LazySpan {
       status: STATUS[this.status],
       attributes: pairsOf(this.attributes),
       service_name: this.origin.serviceName,
-      events: this.exception ? [{ name: 'exception', timestamp_unix_nano: this.end_time_unix_nano, attributes: exceptionAttributes(this.exception) }] : [],
+      events: this.errorCode !== undefined ? [{ name: 'exception', timestamp_unix_nano: this.end_time_unix_nano, attributes: this.exceptionAttributes() }] : [],
       links: [],
       instrumentation_scope_name: this.origin.scope.name,
       instrumentation_scope_version: this.origin.scope.version,
@@ -65,16 +102,26 @@ export class EngineSpan extends LazySpan {
     return span;
   }
 
-  /** About the length of the span's JSON once stored (as spanSize estimates a Span). */
+  /** About the length of the span's JSON once stored (as spanSize estimates a Span), without assembling it. */
   size(): number {
+    const { functionId, trigger, caller, startAttributes, workerId, workerName } = this;
     let n = BASE_SIZE + this.name.length + this.origin.serviceName.length + this.origin.scope.name.length;
+    // faas.invoked_name, function_id and faas.trigger (its value at most 10 characters).
+    n += 2 * functionId.length + 74;
+    if (trigger) n += trigger.type.length + trigger.id.length + 42;
+    if (caller !== undefined) n += caller.length + 19;
+    if (workerId !== undefined) n += workerId.length + 22;
+    if (workerName !== undefined) n += workerName.length + 24;
+    if (startAttributes) n += attributesSize(startAttributes);
+    if (this.endAttributes) n += attributesSize(this.endAttributes);
     if (this.statusMessage !== undefined) n += this.statusMessage.length + 23;
-    const attributes = this.attributes;
-    for (const key in attributes) {
-      const value = attributes[key];
-      n += key.length + 8 + (typeof value === 'string' ? value.length : 12);
-    }
-    return this.exception ? n + 120 : n;
+    if (this.errorCode !== undefined) n += this.errorCode.length + 18 + 120;
+    else if (this.skipped) n += 25;
+    return n;
+  }
+
+  private exceptionAttributes(): Record<string, string> {
+    return { 'exception.type': this.errorCode ?? '', 'exception.message': this.errorMessage ?? '' };
   }
 
   /** The span as the OpenTelemetry SDK's exporters take it. */
@@ -83,9 +130,10 @@ export class EngineSpan extends LazySpan {
     const parentId = this.parentSpanId;
     const status: ReadableSpan['status'] = { code: this.status };
     if (this.statusMessage !== undefined) status.message = this.statusMessage;
-    const events: TimedEvent[] = this.exception
-      ? [{ name: 'exception', time: hrTime(this.end_time_unix_nano), attributes: exceptionAttributes(this.exception), droppedAttributesCount: 0 }]
-      : [];
+    const events: TimedEvent[] =
+      this.errorCode !== undefined
+        ? [{ name: 'exception', time: hrTime(this.end_time_unix_nano), attributes: this.exceptionAttributes(), droppedAttributesCount: 0 }]
+        : [];
     return {
       name: this.name,
       kind: this.kind,
@@ -96,7 +144,7 @@ export class EngineSpan extends LazySpan {
       endTime: hrTime(this.end_time_unix_nano),
       duration: hrTime(this.end_time_unix_nano - this.start_time_unix_nano),
       status,
-      attributes: { ...this.attributes } as Attributes,
+      attributes: this.attributes as Attributes,
       links: [],
       events,
       ended: true,
@@ -118,8 +166,23 @@ const STATUS: Record<SpanStatusCode, SpanStatus> = {
   [SpanStatusCode.ERROR]: 'error',
 };
 
-function exceptionAttributes(e: { type: string; message: string }): Record<string, string> {
-  return { 'exception.type': e.type, 'exception.message': e.message };
+/** The `faas.trigger` value (OpenTelemetry's FaaS conventions) of each trigger type. */
+const FAAS_TRIGGER: Readonly<Record<string, string>> = {
+  http: 'http',
+  'durable:subscriber': 'pubsub',
+  enqueue: 'pubsub',
+  cron: 'timer',
+  state: 'datasource',
+};
+
+/** What attributes add to a span's JSON (as spanSize counts them). */
+function attributesSize(attributes: Readonly<Record<string, AttributeValue>>): number {
+  let n = 0;
+  for (const key in attributes) {
+    const value = attributes[key];
+    n += key.length + 8 + (typeof value === 'string' ? value.length : 12);
+  }
+  return n;
 }
 
 /** Attributes as `[key, text]` pairs: strings as they are, numbers and booleans as text. */

@@ -4,15 +4,6 @@ import type { InvocationEnd, InvocationEvent, InvocationTracer, TraceScope } fro
 import { EngineSpan, SpanClock, type SpanOrigin } from './engine-spans.js';
 import type { PooledIdGenerator } from './id-generator.js';
 
-/** The `faas.trigger` value (OpenTelemetry's FaaS conventions) of each trigger type. */
-const FAAS_TRIGGER: Readonly<Record<string, string>> = {
-  http: 'http',
-  'durable:subscriber': 'pubsub',
-  enqueue: 'pubsub',
-  cron: 'timer',
-  state: 'datasource',
-};
-
 /** Firings of these trigger types open spans of these kinds (a message delivery consumes); the rest are internal. */
 const FIRING_KIND: Readonly<Record<string, SpanKind>> = {
   http: SpanKind.SERVER,
@@ -73,18 +64,23 @@ export class EngineTracer implements InvocationTracer {
     if (sample(traceId, name, kind, parent)) {
       const start = this.clock.nanos(event.startedAt);
       span = parent
-        ? new EngineSpan(traceId, spanId, 1, parent.spanId, parent.flags, parent.remote, name, kind, start, origin)
-        : new EngineSpan(traceId, spanId, 1, undefined, 0, false, name, kind, start, origin);
-      const a = span.attributes;
-      a['faas.invoked_name'] = event.functionId;
-      a.function_id = event.functionId;
-      if (trigger) {
-        a['faas.trigger'] = FAAS_TRIGGER[trigger.type] ?? 'other';
-        a['flint.trigger.type'] = trigger.type;
-        a['flint.trigger.id'] = trigger.id;
-      } else a['faas.trigger'] = 'other';
-      if (event.caller !== undefined) a['flint.caller'] = event.caller;
-      if (event.attributes) Object.assign(a, event.attributes);
+        ? new EngineSpan(
+            traceId,
+            spanId,
+            1,
+            parent.spanId,
+            parent.flags,
+            parent.remote,
+            name,
+            kind,
+            start,
+            event.functionId,
+            trigger,
+            event.caller,
+            event.attributes,
+            origin,
+          )
+        : new EngineSpan(traceId, spanId, 1, undefined, 0, false, name, kind, start, event.functionId, trigger, event.caller, event.attributes, origin);
     }
     const scope = new Scope(traceId, spanId, span, event.baggage, this);
     // A scope left open by mistake must not make the map grow for ever: its children parse instead.
@@ -99,19 +95,16 @@ export class EngineTracer implements InvocationTracer {
     const span = scope.span;
     if (!span) return;
     span.end_time_unix_nano = span.start_time_unix_nano + Math.max(0, end.durationMs) * 1e6;
-    const a = span.attributes;
-    if (event.workerId !== undefined) {
-      a['flint.worker.id'] = event.workerId;
-      if (event.workerName !== undefined) a['flint.worker.name'] = event.workerName;
-    }
-    if (end.attributes) Object.assign(a, end.attributes);
+    span.workerId = event.workerId;
+    span.workerName = event.workerName;
+    span.endAttributes = end.attributes;
     if (end.error) {
       span.status = SpanStatusCode.ERROR;
       span.statusMessage = `${end.error.code}: ${end.error.message}`;
-      a['error.type'] = end.error.code;
-      span.exception = { type: end.error.code, message: end.error.message };
+      span.errorCode = end.error.code;
+      span.errorMessage = end.error.message;
     } else {
-      if (end.skipped) a['flint.skipped'] = true;
+      span.skipped = end.skipped === true;
       span.status = SpanStatusCode.OK;
     }
     this.options.ended(span);
