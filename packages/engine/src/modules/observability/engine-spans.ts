@@ -215,15 +215,15 @@ export class SpanClock {
   private origin = performance.timeOrigin;
   private checkedAt = performance.now();
 
+  /** Wall-clock nanoseconds of a `performance.now()` reading taken just before. */
   nanos(perfNow: number): number {
-    if (perfNow - this.checkedAt > ANCHOR_CHECK_MS) this.check();
+    if (perfNow - this.checkedAt > ANCHOR_CHECK_MS) this.check(perfNow);
     return (this.origin + perfNow) * 1e6;
   }
 
-  private check(): void {
-    const now = performance.now();
-    this.checkedAt = now;
-    const drift = Date.now() - (this.origin + now);
+  private check(perfNow: number): void {
+    this.checkedAt = perfNow;
+    const drift = Date.now() - (this.origin + perfNow);
     if (Math.abs(drift) > ANCHOR_DRIFT_MS) this.origin += drift;
   }
 }
