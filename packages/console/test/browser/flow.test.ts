@@ -83,9 +83,18 @@ describe.skipIf(browserMissing !== undefined)('the Flow page (Chromium)', () => 
     await cp.open('/flow');
     const toB = page.locator(edgeSel(`fn:${a}|call|fn:${b}`));
     await toB.waitFor();
-    await toB.click({ force: true });
     const detail = page.getByTestId('flow-detail');
-    await detail.waitFor({ timeout: 10_000 });
+    // The page fits the graph into view 50 ms after it draws new nodes: a click in that moment lands where
+    // the edge was. Clicked again until the details open (a click on the selected edge changes nothing).
+    await expect
+      .poll(
+        async () => {
+          await toB.click({ force: true });
+          return await detail.isVisible();
+        },
+        { timeout: 10_000, intervals: [250] },
+      )
+      .toBe(true);
     expect(await page.getByTestId('flow-edge-calls').textContent()).toContain('3 times, 0 failed');
     const href = await page.getByTestId('flow-edge-trace').getAttribute('href');
     expect(href).toMatch(/^\/traces\?trace=[0-9a-f]{32}$/);
