@@ -11,8 +11,11 @@
 
 /** `%` and `:` percent-encoded: keeps `:` a separator in keys. */
 export function encodeName(name: string): string {
-  return name.replace(/[%:]/g, (c) => (c === '%' ? '%25' : '%3A'));
+  // Most names have neither: they are the key part as they are (a publish encodes its topic and queue).
+  return NEEDS_ENCODING.test(name) ? name.replace(/[%:]/g, (c) => (c === '%' ? '%25' : '%3A')) : name;
 }
+
+const NEEDS_ENCODING = /[%:]/;
 
 export function decodeName(encoded: string): string {
   return encoded.replace(/%(25|3A)/g, (_, hex: string) => (hex === '25' ? '%' : ':'));
