@@ -92,7 +92,7 @@ describe.skipIf(browserMissing !== undefined)('the Flow page (Chromium)', () => 
           await toB.click({ force: true });
           return await detail.isVisible();
         },
-        { timeout: 10_000, intervals: [250] },
+        { timeout: 10_000, interval: 250 },
       )
       .toBe(true);
     expect(await page.getByTestId('flow-edge-calls').textContent()).toContain('3 times, 0 failed');
