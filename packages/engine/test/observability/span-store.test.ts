@@ -12,7 +12,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, test } from 'vitest';
 import type { Span } from '../../dist/modules/observability/span.js';
-import { SpanStore } from '../../dist/modules/observability/span-store.js';
+import { LazySpan, SpanStore } from '../../dist/modules/observability/span-store.js';
 import { T0_MS, nanoAt, seeded, sizeOf, span } from '../support/observability/spans.js';
 
 const ids = (spans: Iterable<Span>): string[] => [...spans].map((s) => s.span_id);
@@ -219,6 +219,73 @@ describe('the trace index across evictions', () => {
     });
     expect(droppedByCount).toBeGreaterThan(0);
     expect(droppedByBytes).toBeGreaterThan(0);
+  });
+});
+
+describe('recycling dropped spans', () => {
+  /** A LazySpan whose object can stand for another span once the store has dropped it. */
+  class Reusable extends LazySpan {
+    trace_id = '';
+    end_time_unix_nano = 0;
+    private source: Span | undefined;
+
+    use(source: Span): this {
+      this.forget();
+      this.source = source;
+      this.trace_id = source.trace_id;
+      this.end_time_unix_nano = source.end_time_unix_nano;
+      return this;
+    }
+
+    protected make(): Span {
+      return this.source as Span;
+    }
+  }
+
+  test('each span the bounds drop is handed back once; objects used again read right through the index', () => {
+    const free: LazySpan[] = [];
+    const handedBack = new Set<LazySpan>();
+    const store = new SpanStore({
+      max_spans: 12,
+      recycle: (dropped) => {
+        expect(handedBack.has(dropped), 'handed back twice').toBe(false);
+        handedBack.add(dropped);
+        free.push(dropped);
+      },
+    });
+    const random = seeded(7);
+    const model: Span[] = [];
+    const traces = ['t0', 't1', 't2', 't3', 't4'];
+    let objects = 0;
+    for (let i = 0; i < 3_000; i++) {
+      const source = span({ trace_id: traces[Math.floor(random() * traces.length)]!, span_id: `s${i}` });
+      const reused = free.pop() as Reusable | undefined;
+      if (reused) handedBack.delete(reused);
+      else objects++;
+      store.addLazy((reused ?? new Reusable()).use(source), sizeOf(source));
+      model.push(source);
+      if (model.length > 12) model.shift();
+      // Reading now and then (not after every add) leaves the index behind while objects are used again.
+      if (random() < 0.3) {
+        const seen = { all: ids(store.all()), byTrace: traces.map((t) => ids(store.byTrace(t))) };
+        const expected = { all: ids(model), byTrace: traces.map((t) => ids(model.filter((m) => m.trace_id === t))) };
+        expect(seen, `after span ${i}`).toEqual(expected);
+      }
+    }
+    // The store never held more than 12 objects plus the one being added.
+    expect(objects).toBe(13);
+  });
+
+  test('spans dropped by a sweep or clear() are not handed back: only the bounds recycle', () => {
+    const recycled: LazySpan[] = [];
+    const store = new SpanStore({ max_spans: 100, retention_seconds: 1, recycle: (dropped) => recycled.push(dropped) });
+    const lazy = (source: Span) => store.addLazy(new Reusable().use(source), sizeOf(source));
+    for (let i = 0; i < 10; i++) lazy(span({ trace_id: 't', span_id: `s${i}`, start: i }));
+    expect(store.sweep(T0_MS + 60_000)).toBe(10);
+    lazy(span({ trace_id: 't', span_id: 'x' }));
+    store.clear();
+    expect(store.size).toBe(0);
+    expect(recycled).toEqual([]);
   });
 });
 

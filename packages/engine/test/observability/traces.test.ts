@@ -248,6 +248,24 @@ describe('flint-observability traces', () => {
     });
   });
 
+  it('a small store keeps the latest spans whole while it reuses the objects of those it dropped', async () => {
+    const { engine } = await startObs({ memory_max_spans: 4 });
+    const worker = await startWorker('flint', engine, (w) => {
+      for (let i = 0; i < 10; i++) w.registerFunction(`r::f${i}`, () => (i === 1 || i === 7 ? Promise.reject(new Error(`failed ${i}`)) : i));
+    });
+    for (let i = 0; i < 10; i++) await outcome(worker.trigger({ function_id: `r::f${i}`, payload: {} }));
+    const listed = (await engine.invoke('engine::traces::list', {})) as { spans: (TreeSpan & { status_description?: string })[] };
+    const byName = new Map(listed.spans.map((sp) => [sp.name, sp]));
+    expect([...byName.keys()].sort()).toEqual(['call r::f6', 'call r::f7', 'call r::f8', 'call r::f9']);
+    for (const [name, sp] of byName) {
+      expect(attr(sp, 'function_id')).toBe(name.slice(5));
+      expect(sp.status).toBe(name === 'call r::f7' ? 'error' : 'ok');
+      expect(attr(sp, 'error.type') !== undefined).toBe(name === 'call r::f7');
+    }
+    expect(byName.get('call r::f7')?.status_description).toContain('failed 7');
+    expect(new Set(listed.spans.map((sp) => sp.trace_id)).size).toBe(4);
+  });
+
   it('enabled: false keeps no spans and the trace functions say why', async () => {
     const { engine } = await startObs({ enabled: false });
     const failure = await outcome(engine.invoke('engine::traces::list', {}));

@@ -1,9 +1,17 @@
-import { type Attributes, type HrTime, type SpanContext, type SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { type Attributes, type HrTime, type SpanContext, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
-import type { AttributeValue, TriggerOrigin } from '../../core/module-api.js';
+import type { AttributeValue, InvocationEvent, TriggerOrigin } from '../../core/module-api.js';
 import type { Span, SpanStatus } from './span.js';
 import { LazySpan } from './span-store.js';
+
+/** The span a new span runs under, as the tracer found it. */
+export interface SpanParent {
+  spanId: string;
+  flags: number;
+  /** The parent lives in another process (a caller's traceparent), not in this engine. */
+  remote: boolean;
+}
 
 /** Where the engine's spans come from: the resource's service name and the instrumentation scope. */
 export interface SpanOrigin {
@@ -21,9 +29,22 @@ export interface SpanOrigin {
  * made when a query first reads it) and the OTLP export gets it as a ReadableSpan (`readable`).
  */
 export class EngineSpan extends LazySpan {
+  trace_id = '';
+  spanId = '';
+  /** The parent's span id (none for the first span of a trace), flags, and whether it lives in another process. */
+  parentSpanId: string | undefined = undefined;
+  parentFlags = 0;
+  parentRemote = false;
+  name = '';
+  kind: SpanKind = SpanKind.INTERNAL;
+  start_time_unix_nano = 0;
+  functionId = '';
+  trigger: TriggerOrigin | undefined = undefined;
+  caller: string | undefined = undefined;
+  /** What the module said at the start (`http.request.method`, …): its object, kept, not copied. */
+  startAttributes: Readonly<Record<string, AttributeValue>> | undefined = undefined;
   end_time_unix_nano = 0;
   status: SpanStatusCode = SpanStatusCode.UNSET;
-  statusMessage: string | undefined = undefined;
   /** A failed call's error code (`error.type`, the `exception` event's type) and message. */
   errorCode: string | undefined = undefined;
   errorMessage: string | undefined = undefined;
@@ -34,26 +55,42 @@ export class EngineSpan extends LazySpan {
   /** What the module learnt by the end (`http.response.status_code`, …): its object, kept, not copied. */
   endAttributes: Readonly<Record<string, AttributeValue>> | undefined = undefined;
 
-  constructor(
-    readonly trace_id: string,
-    readonly spanId: string,
-    /** Sampled (W3C flags bit 0): always, as only sampled spans are recorded; kept for the flags. */
-    readonly flags: number,
-    /** The parent's span id (none for the first span of a trace), flags, and whether it lives in another process. */
-    readonly parentSpanId: string | undefined,
-    readonly parentFlags: number,
-    readonly parentRemote: boolean,
-    readonly name: string,
-    readonly kind: SpanKind,
-    readonly start_time_unix_nano: number,
-    readonly functionId: string,
-    readonly trigger: TriggerOrigin | undefined,
-    readonly caller: string | undefined,
-    /** What the module said at the start (`http.request.method`, …): its object, kept, not copied. */
-    readonly startAttributes: Readonly<Record<string, AttributeValue>> | undefined,
-    readonly origin: SpanOrigin,
-  ) {
+  constructor(readonly origin: SpanOrigin) {
     super();
+  }
+
+  /**
+   * Starts the span for a call or firing: every field is set, so that the object may be one the store
+   * dropped (see SpanStoreOptions.recycle). Only sampled spans are recorded.
+   */
+  open(traceId: string, spanId: string, parent: SpanParent | undefined, name: string, kind: SpanKind, startNanos: number, event: InvocationEvent): this {
+    this.forget();
+    this.trace_id = traceId;
+    this.spanId = spanId;
+    this.parentSpanId = parent?.spanId;
+    this.parentFlags = parent ? parent.flags : 0;
+    this.parentRemote = parent ? parent.remote : false;
+    this.name = name;
+    this.kind = kind;
+    this.start_time_unix_nano = startNanos;
+    this.functionId = event.functionId;
+    this.trigger = event.trigger;
+    this.caller = event.caller;
+    this.startAttributes = event.attributes;
+    this.end_time_unix_nano = startNanos;
+    this.status = SpanStatusCode.UNSET;
+    this.errorCode = undefined;
+    this.errorMessage = undefined;
+    this.skipped = false;
+    this.workerId = undefined;
+    this.workerName = undefined;
+    this.endAttributes = undefined;
+    return this;
+  }
+
+  /** `code: message` of a failed call. */
+  get statusMessage(): string | undefined {
+    return this.errorCode === undefined ? undefined : `${this.errorCode}: ${this.errorMessage ?? ''}`;
   }
 
   /**
@@ -96,9 +133,10 @@ export class EngineSpan extends LazySpan {
       links: [],
       instrumentation_scope_name: this.origin.scope.name,
       instrumentation_scope_version: this.origin.scope.version,
-      flags: this.flags,
+      flags: SAMPLED,
     };
-    if (this.statusMessage) span.status_description = this.statusMessage;
+    const description = this.statusMessage;
+    if (description) span.status_description = description;
     return span;
   }
 
@@ -114,7 +152,7 @@ export class EngineSpan extends LazySpan {
     if (workerName !== undefined) n += workerName.length + 24;
     if (startAttributes) n += attributesSize(startAttributes);
     if (this.endAttributes) n += attributesSize(this.endAttributes);
-    if (this.statusMessage !== undefined) n += this.statusMessage.length + 23;
+    if (this.errorCode !== undefined) n += this.errorCode.length + (this.errorMessage?.length ?? 0) + 25;
     if (this.errorCode !== undefined) n += this.errorCode.length + 18 + 120;
     else if (this.skipped) n += 25;
     return n;
@@ -126,10 +164,11 @@ export class EngineSpan extends LazySpan {
 
   /** The span as the OpenTelemetry SDK's exporters take it. */
   readable(): ReadableSpan {
-    const context: SpanContext = { traceId: this.trace_id, spanId: this.spanId, traceFlags: this.flags };
+    const context: SpanContext = { traceId: this.trace_id, spanId: this.spanId, traceFlags: SAMPLED };
     const parentId = this.parentSpanId;
     const status: ReadableSpan['status'] = { code: this.status };
-    if (this.statusMessage !== undefined) status.message = this.statusMessage;
+    const message = this.statusMessage;
+    if (message !== undefined) status.message = message;
     const events: TimedEvent[] =
       this.errorCode !== undefined
         ? [{ name: 'exception', time: hrTime(this.end_time_unix_nano), attributes: this.exceptionAttributes(), droppedAttributesCount: 0 }]
@@ -156,6 +195,9 @@ export class EngineSpan extends LazySpan {
     };
   }
 }
+
+/** W3C trace flags of a recorded span: sampled. */
+const SAMPLED = 1;
 
 /** The JSON text of a stored span with empty strings (see spanSize), plus its 32- and 16-digit ids, parent and scope version. */
 const BASE_SIZE = 218 + 32 + 16 + 16 + 40;

@@ -1,8 +1,9 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { parseTraceParent } from '@opentelemetry/core';
 import type { InvocationEnd, InvocationEvent, InvocationTracer, TraceScope } from '../../core/module-api.js';
-import { EngineSpan, SpanClock, type SpanOrigin } from './engine-spans.js';
+import { EngineSpan, SpanClock, type SpanOrigin, type SpanParent } from './engine-spans.js';
 import type { PooledIdGenerator } from './id-generator.js';
+import type { LazySpan } from './span-store.js';
 
 /** Firings of these trigger types open spans of these kinds (a message delivery consumes); the rest are internal. */
 const FIRING_KIND: Readonly<Record<string, SpanKind>> = {
@@ -12,11 +13,8 @@ const FIRING_KIND: Readonly<Record<string, SpanKind>> = {
 };
 
 /** The trace a new span joins: its parent's ids and flags, and whether the parent lives in another process. */
-interface Parent {
+interface Parent extends SpanParent {
   traceId: string;
-  spanId: string;
-  flags: number;
-  remote: boolean;
 }
 
 export interface EngineTracerOptions {
@@ -47,6 +45,11 @@ export class EngineTracer implements InvocationTracer {
    */
   private readonly open = new Map<string, Scope>();
   private readonly clock = new SpanClock();
+  /**
+   * Spans the memory store dropped, used again for new ones: a busy engine then keeps its stored spans in
+   * the same objects instead of making the garbage collector move every new one into the old generation.
+   */
+  private readonly free: EngineSpan[] = [];
 
   constructor(private readonly options: EngineTracerOptions) {}
 
@@ -62,25 +65,7 @@ export class EngineTracer implements InvocationTracer {
     const spanId = ids.generateSpanId();
     let span: EngineSpan | undefined;
     if (sample(traceId, name, kind, parent)) {
-      const start = this.clock.nanos(event.startedAt);
-      span = parent
-        ? new EngineSpan(
-            traceId,
-            spanId,
-            1,
-            parent.spanId,
-            parent.flags,
-            parent.remote,
-            name,
-            kind,
-            start,
-            event.functionId,
-            trigger,
-            event.caller,
-            event.attributes,
-            origin,
-          )
-        : new EngineSpan(traceId, spanId, 1, undefined, 0, false, name, kind, start, event.functionId, trigger, event.caller, event.attributes, origin);
+      span = (this.free.pop() ?? new EngineSpan(origin)).open(traceId, spanId, parent, name, kind, this.clock.nanos(event.startedAt), event);
     }
     const scope = new Scope(traceId, spanId, span, event.baggage, this);
     // A scope left open by mistake must not make the map grow for ever: its children parse instead.
@@ -100,7 +85,6 @@ export class EngineTracer implements InvocationTracer {
     span.endAttributes = end.attributes;
     if (end.error) {
       span.status = SpanStatusCode.ERROR;
-      span.statusMessage = `${end.error.code}: ${end.error.message}`;
       span.errorCode = end.error.code;
       span.errorMessage = end.error.message;
     } else {
@@ -108,6 +92,11 @@ export class EngineTracer implements InvocationTracer {
       span.status = SpanStatusCode.OK;
     }
     this.options.ended(span);
+  }
+
+  /** Takes back a span the store dropped (see `free`). */
+  recycle(span: LazySpan): void {
+    if (span instanceof EngineSpan && this.free.length < MAX_FREE) this.free.push(span);
   }
 
   /** The parent a traceparent names: an open span of this engine, else a remote parent (none when absent or malformed). */
@@ -119,6 +108,9 @@ export class EngineTracer implements InvocationTracer {
     return remote ? { traceId: remote.traceId, spanId: remote.spanId, flags: remote.traceFlags, remote: true } : undefined;
   }
 }
+
+/** Dropped spans kept for reuse at most. */
+const MAX_FREE = 1024;
 
 /** Open engine spans kept for their children at most (far above the calls in flight of a busy engine). */
 const MAX_OPEN = 100_000;

@@ -8,6 +8,11 @@ export interface SpanStoreOptions {
   max_bytes?: number;
   /** When set, `sweep(nowMs)` drops the spans that ended more than this many seconds before `nowMs`. */
   retention_seconds?: number;
+  /**
+   * Called with each LazySpan the count or byte bound drops, once the store no longer reads it (its place
+   * in the trace index is only cleared by position): its owner may use the object again for a new span.
+   */
+  recycle?: (span: LazySpan) => void;
 }
 
 export interface SpanStoreStats {
@@ -41,6 +46,11 @@ export abstract class LazySpan {
   get span(): Span {
     if (this.made === undefined) this.made = this.make();
     return this.made;
+  }
+
+  /** Forgets the Span made from this one, for an object used again for another span (see `recycle`). */
+  protected forget(): void {
+    this.made = undefined;
   }
 
   protected abstract make(): Span;
@@ -88,8 +98,10 @@ export class SpanStore {
   private droppedByCount = 0;
   private droppedByBytes = 0;
   private droppedByRetention = 0;
+  private readonly recycle: ((span: LazySpan) => void) | undefined;
 
   constructor(options: SpanStoreOptions = {}) {
+    this.recycle = options.recycle;
     this.maxSpans = options.max_spans ?? DEFAULT_MAX_SPANS;
     this.maxBytes = options.max_bytes ?? DEFAULT_MAX_BYTES;
     this.retentionSeconds = options.retention_seconds;
@@ -248,6 +260,7 @@ export class SpanStore {
     this.bytes -= this.sizes[this.head]!;
     this.ring[this.head] = undefined as unknown as Entry;
     this.head++;
+    if (this.recycle !== undefined && span instanceof LazySpan) this.recycle(span);
     if (this.head > COMPACT_AFTER && this.head * 2 > this.ring.length) {
       this.base += this.head;
       this.ring = this.ring.slice(this.head);

@@ -43,6 +43,7 @@ export class TracePipeline {
         max_spans: config.memory_max_spans,
         max_bytes: config.memory_max_bytes,
         retention_seconds: config.traces_retention_seconds || undefined,
+        recycle: (span) => this.tracer.recycle(span),
       });
     }
     if (otlp) {
