@@ -117,6 +117,8 @@ const MAX_OPEN = 100_000;
 
 class Scope implements TraceScope {
   readonly traceparent: string;
+  /** Ended: a second end (a caller's bug) must not store the span twice, as the store reuses what it drops. */
+  ended = false;
 
   constructor(
     readonly traceId: string,
@@ -135,6 +137,8 @@ class Scope implements TraceScope {
   }
 
   end(event: InvocationEvent, end: InvocationEnd): void {
+    if (this.ended) return;
+    this.ended = true;
     this.tracer.finish(this, event, end);
   }
 }

@@ -1,0 +1,69 @@
+/**
+ * The engine's tracer (src/modules/observability/engine-tracer.ts) through its pipeline, without an
+ * engine: what a span records, and that a scope ended twice (a caller's bug) stores its span once, as
+ * the memory store hands the objects of the spans it drops back to the tracer for new spans.
+ *
+ * TracePipeline is not part of the package's public entry, so this file imports the built modules
+ * (dist/; run `npx tsc -b` first).
+ */
+import { describe, expect, test } from 'vitest';
+import type { Logger } from '../../dist/core/logger.js';
+import { observabilityConfigSchema } from '../../dist/modules/observability/config.js';
+import { TracePipeline } from '../../dist/modules/observability/trace-pipeline.js';
+
+const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silent };
+
+async function pipeline(config: Record<string, unknown> = {}) {
+  const parsed = observabilityConfigSchema.parse({ enabled: true, exporter: 'memory', sampling_ratio: 1, ...config });
+  // A logger that says nothing stands for the engine's.
+  return TracePipeline.create(parsed, { 'service.name': 'flint' }, '0.0.0-test', silent as unknown as Logger);
+}
+
+const call = (functionId: string, traceparent?: string) => ({
+  kind: 'invocation' as const,
+  functionId,
+  trigger: undefined,
+  caller: 'w-1',
+  traceparent,
+  baggage: undefined,
+  startedAt: performance.now(),
+});
+
+describe('the engine tracer', () => {
+  test('a scope ended twice stores its span once; the spans after it are their own', async () => {
+    const p = await pipeline({ memory_max_spans: 2 });
+    const first = call('t::one');
+    const scope = p.tracer.start(first);
+    if (!scope) throw new Error('not traced');
+    scope.end(first, { durationMs: 1 });
+    scope.end(first, { durationMs: 2, error: { code: 'late', message: 'ended again' } });
+    expect(p.store?.stats()).toMatchObject({ spans: 1, dropped_by_count: 0 });
+    // Through a 2-span store, so that dropped objects are used again.
+    for (const id of ['t::two', 't::three', 't::four']) {
+      const e = call(id);
+      p.tracer.start(e)?.end(e, { durationMs: 1 });
+    }
+    const held = [...(p.store?.all() ?? [])];
+    expect(held.map((s) => [s.name, s.status, s.attributes.find(([k]) => k === 'function_id')?.[1]])).toEqual([
+      ['call t::three', 'ok', 't::three'],
+      ['call t::four', 'ok', 't::four'],
+    ]);
+  });
+
+  test("a call under an open span of the engine is its child; under a caller's traceparent, the caller's", async () => {
+    const p = await pipeline();
+    const outer = call('t::outer', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
+    const outerScope = p.tracer.start(outer);
+    if (!outerScope?.traceparent) throw new Error('not traced');
+    const inner = call('t::inner', outerScope.traceparent);
+    const innerScope = p.tracer.start(inner);
+    innerScope?.end(inner, { durationMs: 1 });
+    outerScope.end(outer, { durationMs: 2 });
+    const spans = p.store?.byTrace('4bf92f3577b34da6a3ce929d0e0e4736') ?? [];
+    const o = spans.find((s) => s.name === 'call t::outer');
+    const i = spans.find((s) => s.name === 'call t::inner');
+    expect(o?.parent_span_id).toBe('00f067aa0ba902b7');
+    expect(i?.parent_span_id).toBe(o?.span_id);
+    expect(outerScope.traceparent).toBe(`00-4bf92f3577b34da6a3ce929d0e0e4736-${o?.span_id}-01`);
+  });
+});
