@@ -2,6 +2,7 @@ import { type Attributes, type HrTime, type SpanContext, SpanKind, SpanStatusCod
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
 import type { AttributeValue, InvocationEvent, TriggerOrigin } from '../../core/module-api.js';
+import { hrTime } from './otlp-json.js';
 import type { Span, SpanStatus } from './span.js';
 import { LazySpan } from './span-store.js';
 
@@ -152,8 +153,8 @@ export class EngineSpan extends LazySpan {
     if (workerName !== undefined) n += workerName.length + 24;
     if (startAttributes) n += attributesSize(startAttributes);
     if (this.endAttributes) n += attributesSize(this.endAttributes);
-    if (this.errorCode !== undefined) n += this.errorCode.length + (this.errorMessage?.length ?? 0) + 25;
-    if (this.errorCode !== undefined) n += this.errorCode.length + 18 + 120;
+    // A failure: its status description (`code: message`), its error.type and its exception event.
+    if (this.errorCode !== undefined) n += 2 * this.errorCode.length + (this.errorMessage?.length ?? 0) + 25 + 18 + 120;
     else if (this.skipped) n += 25;
     return n;
   }
@@ -236,11 +237,6 @@ function pairsOf(attributes: Record<string, AttributeValue>): [string, string][]
     pairs.push([key, typeof value === 'string' ? value : String(value)]);
   }
   return pairs;
-}
-
-function hrTime(nanos: number): HrTime {
-  const seconds = Math.floor(nanos / 1e9);
-  return [seconds, Math.min(999_999_999, Math.max(0, Math.round(nanos - seconds * 1e9)))];
 }
 
 /** Re-anchored at most this often (ms of the monotonic clock). */

@@ -4,6 +4,7 @@ import { BatchLogRecordProcessor, type LogRecordExporter, type ReadableLogRecord
 import type { Logger } from '../../core/logger.js';
 import { ExportHealth } from './export-health.js';
 import type { StoredLogRecord } from './log-record.js';
+import { hrTime } from './otlp-json.js';
 import type { OtlpOptions } from './span-export.js';
 
 // Loaded only when logs are exported (`logs_exporter: otlp | both`).
@@ -76,9 +77,4 @@ function counting(inner: LogRecordExporter, health: ExportHealth): LogRecordExpo
     shutdown: () => inner.shutdown(),
     forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
   };
-}
-
-function hrTime(nanos: number): [number, number] {
-  const seconds = Math.floor(nanos / 1e9);
-  return [seconds, Math.min(999_999_999, Math.round(nanos - seconds * 1e9))];
 }

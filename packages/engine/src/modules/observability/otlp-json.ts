@@ -68,3 +68,9 @@ export function idOf(value: unknown, hexLength: 32 | 16): string | undefined {
   }
   return /^0+$/.test(hex) ? undefined : hex;
 }
+
+/** Nanoseconds since the epoch as OpenTelemetry's HrTime ([seconds, nanoseconds]), for the SDK's exporters. */
+export function hrTime(nanos: number): [number, number] {
+  const seconds = Math.floor(nanos / 1e9);
+  return [seconds, Math.min(999_999_999, Math.max(0, Math.round(nanos - seconds * 1e9)))];
+}

@@ -1,7 +1,7 @@
 import { type Attributes, type HrTime, type Link, type SpanContext, SpanKind, type SpanStatus, SpanStatusCode } from '@opentelemetry/api';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
-import { type Json, arrayOf, attributesOf, idOf, isObject, nanosOf, text } from './otlp-json.js';
+import { type Json, arrayOf, attributesOf, hrTime, idOf, isObject, nanosOf, text } from './otlp-json.js';
 import type { Span } from './span.js';
 import { LazySpan } from './span-store.js';
 
@@ -187,9 +187,4 @@ function linkOf(l: unknown): Link[] {
 
 function numberOf(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : 0;
-}
-
-function hrTime(nanos: number): HrTime {
-  const seconds = Math.floor(nanos / 1e9);
-  return [seconds, Math.min(999_999_999, Math.round(nanos - seconds * 1e9))];
 }
