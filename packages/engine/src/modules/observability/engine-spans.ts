@@ -1,4 +1,4 @@
-import { type Attributes, type HrTime, type SpanContext, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { type Attributes, type SpanContext, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
 import type { AttributeValue, InvocationEvent, TriggerOrigin } from '../../core/module-api.js';

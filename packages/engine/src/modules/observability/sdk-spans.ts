@@ -1,4 +1,4 @@
-import { type Attributes, type HrTime, type Link, type SpanContext, SpanKind, type SpanStatus, SpanStatusCode } from '@opentelemetry/api';
+import { type Attributes, type Link, type SpanContext, SpanKind, type SpanStatus, SpanStatusCode } from '@opentelemetry/api';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
 import { type Json, arrayOf, attributesOf, hrTime, idOf, isObject, nanosOf, text } from './otlp-json.js';
