@@ -9,7 +9,11 @@
 import { describe, expect, test } from 'vitest';
 import type { Logger } from '../../dist/core/logger.js';
 import { observabilityConfigSchema } from '../../dist/modules/observability/config.js';
+import type { EngineSpan } from '../../dist/modules/observability/engine-spans.js';
+import { EngineTracer } from '../../dist/modules/observability/engine-tracer.js';
+import { PooledIdGenerator } from '../../dist/modules/observability/id-generator.js';
 import { TracePipeline } from '../../dist/modules/observability/trace-pipeline.js';
+import { seeded } from '../support/observability/spans.js';
 
 const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => silent };
 
@@ -65,5 +69,38 @@ describe('the engine tracer', () => {
     expect(o?.parent_span_id).toBe('00f067aa0ba902b7');
     expect(i?.parent_span_id).toBe(o?.span_id);
     expect(outerScope.traceparent).toBe(`00-4bf92f3577b34da6a3ce929d0e0e4736-${o?.span_id}-01`);
+  });
+
+  test('with thousands of spans open, each call finds its open parent in this engine; an ended one is parsed as remote', () => {
+    // The tracer keeps its open scopes in 4,096 chains by span id: 6,000 open scopes share chains, and are
+    // taken out of them in a shuffled order. A parent found open is local (parentRemote false); one
+    // already ended comes from its traceparent text, like any caller's (true). Both give the same ids.
+    const spans: EngineSpan[] = [];
+    const origin = { resource: undefined as never, serviceName: 'flint', scope: { name: 'flint', version: '0' } };
+    const tracer = new EngineTracer({ ids: new PooledIdGenerator(), sample: () => true, ended: (s) => spans.push(s), origin });
+    const parents = Array.from({ length: 6_000 }, (_, i) => {
+      const e = call(`t::p${i}`);
+      const scope = tracer.start(e);
+      if (!scope?.traceparent) throw new Error('not traced');
+      return { e, scope, traceparent: scope.traceparent };
+    });
+    const random = seeded(3);
+    const order = parents.map((_, i) => i);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    const ended = new Set(order.slice(0, 3_000));
+    for (const i of ended) parents[i]!.scope.end(parents[i]!.e, { durationMs: 1 });
+    parents.forEach((p, i) => {
+      const child = call(`t::c${i}`, p.traceparent);
+      tracer.start(child)?.end(child, { durationMs: 1 });
+    });
+    const children = spans.filter((s) => s.functionId.startsWith('t::c'));
+    expect(children).toHaveLength(6_000);
+    children.forEach((c, i) => {
+      const [, traceId, parentId] = parents[i]!.traceparent.split('-');
+      expect([c.trace_id, c.parentSpanId, c.parentRemote]).toEqual([traceId, parentId, ended.has(i)]);
+    });
   });
 });

@@ -222,6 +222,43 @@ describe('the trace index across evictions', () => {
   });
 });
 
+describe('past its first thousand spans', () => {
+  // The store keeps its spans in a circular buffer that starts at 1,024 places and doubles while full
+  // (up to max_spans): these go round it many times, and make it grow while it has wrapped.
+  test('the spans held, the index and the counters match a list model, checked as it goes round', () => {
+    const store = new SpanStore({ max_spans: 3_000 });
+    const model: Span[] = [];
+    const random = seeded(7);
+    const traces = Array.from({ length: 40 }, (_, i) => `t${i}`);
+    for (let i = 0; i < 12_000; i++) {
+      const s = span({ trace_id: traces[Math.floor(random() * traces.length)]!, span_id: `s${i}` });
+      store.add(s);
+      model.push(s);
+      if (model.length > 3_000) model.shift();
+      // Reading now and then brings the index up to date part-way round.
+      if (i % 1_500 === 777 || i === 11_999) {
+        expect(ids(store.all()), `after span ${i}`).toEqual(ids(model));
+        for (const t of traces) expect(ids(store.byTrace(t))).toEqual(ids(model.filter((m) => m.trace_id === t)));
+      }
+    }
+    expect(store.stats()).toMatchObject({ spans: 3_000, dropped_by_count: 9_000 });
+  });
+
+  test('a sweep after the buffer has gone round keeps the recent spans in order, and adding goes on', () => {
+    const store = new SpanStore({ max_spans: 1_500, retention_seconds: 1 });
+    // Span i ends at i + 1 ms: the last 1,500 of 4,000 are held (2,500 to 3,999), and a sweep 1 s after
+    // 3,499.5 ms drops those that ended before it (2,500 to 3,498).
+    const all = series('r', 4_000);
+    for (const s of all) store.add(s);
+    expect(store.sweep(T0_MS + 3_499.5 + 1_000)).toBe(999);
+    expect(ids(store.all())).toEqual(ids(all.slice(3_499)));
+    const more = series('r', 2_000, 4_000);
+    for (const s of more) store.add(s);
+    expect(ids(store.all())).toEqual(ids([...all.slice(3_499), ...more].slice(-1_500)));
+    expect(ids(store.byTrace('r'))).toEqual(ids(store.all()));
+  });
+});
+
 describe('recycling dropped spans', () => {
   /** A LazySpan whose object can stand for another span once the store has dropped it. */
   class Reusable extends LazySpan {

@@ -266,6 +266,49 @@ describe('flint-observability traces', () => {
     expect(new Set(listed.spans.map((sp) => sp.trace_id)).size).toBe(4);
   });
 
+  it("each request's span names its method, route and path: repeated requests to one route, HEAD, a trailing slash, a parameter", async () => {
+    const { engine, base } = await startObs();
+    await startWorker('flint', engine, (w) => {
+      w.registerFunction('p::static', () => ({ status_code: 200, body: 'ok' }));
+      w.registerFunction('p::item', () => ({ status_code: 201, body: 'made' }));
+      w.registerTrigger({ type: 'http', function_id: 'p::static', config: { api_path: '/static', http_method: 'GET' } });
+      w.registerTrigger({ type: 'http', function_id: 'p::item', config: { api_path: '/items/:id', http_method: 'GET' } });
+    });
+    await waitRouted(base, 'GET', '/static');
+    await waitRouted(base, 'GET', '/items/1');
+    await engine.invoke('engine::traces::clear', {});
+    const requests: [string, string][] = [
+      ['GET', '/static'],
+      ['GET', '/static'],
+      ['HEAD', '/static'],
+      ['GET', '/static/'],
+      ['GET', '/items/42'],
+      ['GET', '/items/7'],
+    ];
+    for (const [method, path] of requests) await fetch(base + path, { method });
+    const listed = await waitFor(
+      async () => {
+        const l = (await engine.invoke('engine::traces::list', { limit: 100 })) as { spans: TreeSpan[] };
+        return l.spans.length === requests.length ? l.spans : undefined;
+      },
+      5_000,
+      'a span per request',
+    );
+    const seen = listed
+      .map((sp) => [sp.name, attr(sp, 'http.request.method'), attr(sp, 'url.path'), attr(sp, 'http.route'), attr(sp, 'http.response.status_code')])
+      .sort((a, b) => String(a).localeCompare(String(b)));
+    expect(seen).toEqual(
+      [
+        ['GET /static', 'GET', '/static', '/static', '200'],
+        ['GET /static', 'GET', '/static', '/static', '200'],
+        ['HEAD /static', 'HEAD', '/static', '/static', '200'],
+        ['GET /static', 'GET', '/static/', '/static', '200'],
+        ['GET /items/:id', 'GET', '/items/42', '/items/:id', '201'],
+        ['GET /items/:id', 'GET', '/items/7', '/items/:id', '201'],
+      ].sort((a, b) => String(a).localeCompare(String(b))),
+    );
+  });
+
   it('enabled: false keeps no spans and the trace functions say why', async () => {
     const { engine } = await startObs({ enabled: false });
     const failure = await outcome(engine.invoke('engine::traces::list', {}));

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FlintError, formatError, toErrorBody } from '@flint/protocol';
 import type { Logger } from '../../core/logger.js';
-import type { ModuleContext, TriggerFiring } from '../../core/module-api.js';
+import type { AttributeValue, ModuleContext, TriggerFiring } from '../../core/module-api.js';
 import { errorMessage } from '../../lib/errors.js';
 import { type RequestParts, apiRequestJson, triggerOf } from './api-request.js';
 import { BodyTooLarge, InvalidJson, hasBody, isJsonContentType, readJson, streamBody } from './body.js';
@@ -26,6 +26,8 @@ export class HttpPipeline {
   private readonly globalMiddleware: readonly string[];
   private readonly emptyReaderJson: string;
   private readonly guards: Guards;
+  /** The shared span attributes of each route without parameters (see firingAttributes). */
+  private readonly sharedAttributes = new WeakMap<Route, Readonly<Record<string, AttributeValue>>>();
 
   constructor(
     private readonly ctx: ModuleContext,
@@ -94,13 +96,30 @@ export class HttpPipeline {
     const h = req.headers;
     const traceparent = h.traceparent;
     const baggage = h.baggage;
+    const sameMethod = method === route.method;
     const firing = this.ctx.beginTrigger(route.origin, route.functionId, {
       traceparent: typeof traceparent === 'string' ? traceparent : undefined,
       baggage: typeof baggage === 'string' ? baggage : undefined,
-      name: `${method} ${route.pattern}`,
-      attributes: { 'http.request.method': method, 'http.route': route.pattern, 'url.path': path, 'server.port': req.socket.localPort ?? this.config.port },
+      name: sameMethod ? route.spanName : `${method} ${route.pattern}`,
+      attributes: this.firingAttributes(route, method, path, req.socket.localPort ?? this.config.port, sameMethod),
     });
     return firing.observed ? endWhenAnswered(firing, res) : firing;
+  }
+
+  /**
+   * The attributes of a request's span. Tracers keep the object with the span: a request to a route
+   * without parameters, made with the route's own method, gets the same frozen object as the requests
+   * before it (kept per route), so that stored spans point at no object made for their request.
+   */
+  private firingAttributes(route: Route, method: string, path: string, port: number, sameMethod: boolean): Readonly<Record<string, AttributeValue>> {
+    const shared = sameMethod && path === route.staticPath;
+    if (shared) {
+      const cached = this.sharedAttributes.get(route);
+      if (cached !== undefined && cached['server.port'] === port) return cached;
+    }
+    const attributes = { 'http.request.method': method, 'http.route': route.pattern, 'url.path': path, 'server.port': port };
+    if (shared) this.sharedAttributes.set(route, Object.freeze(attributes));
+    return attributes;
   }
 
   /** The rest of the lifecycle when there is middleware, a condition or a JSON body to wait for. */
@@ -290,13 +309,25 @@ function flattenHeaders(req: IncomingMessage): StringMap {
   return out;
 }
 
+/** `http.response.status_code` alone, one frozen object per status (tracers keep it with the span, see firingAttributes). */
+function statusAttributes(status: number): Readonly<Record<string, AttributeValue>> {
+  let attributes = STATUS_ATTRIBUTES[status];
+  if (attributes === undefined) {
+    attributes = Object.freeze({ 'http.response.status_code': status });
+    if (Number.isInteger(status) && status >= 100 && status < 600) STATUS_ATTRIBUTES[status] = attributes;
+  }
+  return attributes;
+}
+
+const STATUS_ATTRIBUTES: Readonly<Record<string, AttributeValue>>[] = [];
+
 /** A firing whose end waits for the answer to be sent (or the connection to close), so that it carries the status. */
 function endWhenAnswered(firing: TriggerFiring, res: ServerResponse): TriggerFiring {
   let outcome: Parameters<TriggerFiring['end']>[0];
   // 'close' comes once, answered or not: `on` spares the wrapper and the removal `once` would cost.
   res.on('close', () => {
     const status = res.statusCode;
-    const attributes = { ...outcome?.attributes, 'http.response.status_code': status };
+    const attributes = outcome?.attributes ? { ...outcome.attributes, 'http.response.status_code': status } : statusAttributes(status);
     const error = outcome?.error ?? (status >= 500 ? { code: 'http_error', message: `answered ${status}` } : undefined);
     firing.end({ ...outcome, error, attributes });
   });

@@ -20,6 +20,10 @@ export interface Route {
   triggerJson: string;
   /** The trigger as invocation hooks see it (frozen: shared by every request). */
   origin: Readonly<{ id: string; type: string }>;
+  /** The name of a request's span (`GET /users/:id`) for a request made with the route's own method. */
+  spanName: string;
+  /** The path every request to this route has when the route has no `:param` segment (else undefined). */
+  staticPath: string | undefined;
 }
 
 const PARAM = /^:[A-Za-z_][A-Za-z0-9_]*$/;
@@ -48,9 +52,10 @@ export function compileRoute(trigger: TriggerRecord<HttpTriggerConfig>): { route
   const config = trigger.config;
   const method = config.http_method;
   const segments = normalizePath(config.api_path);
+  const path = `/${segments.join('/')}`;
   const requestTrigger = Object.freeze({ type: 'http' as const, path: config.api_path, method });
   return {
-    path: `/${segments.join('/')}`,
+    path,
     route: {
       triggerId: trigger.id,
       functionId: trigger.function_id,
@@ -62,6 +67,8 @@ export function compileRoute(trigger: TriggerRecord<HttpTriggerConfig>): { route
       patternJson: JSON.stringify(config.api_path),
       triggerJson: JSON.stringify(requestTrigger),
       origin: Object.freeze({ id: trigger.id, type: 'http' }),
+      spanName: `${method} ${config.api_path}`,
+      staticPath: segments.some((s) => s.startsWith(':')) ? undefined : path,
     },
   };
 }

@@ -2,13 +2,23 @@ import { type Attributes, type SpanContext, SpanKind, SpanStatusCode } from '@op
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
 import type { AttributeValue, InvocationEvent, TriggerOrigin } from '../../core/module-api.js';
+import { wordHex } from './id-generator.js';
 import { hrTime } from './otlp-json.js';
 import type { Span, SpanStatus } from './span.js';
 import { LazySpan } from './span-store.js';
 
+/** A span's ids as 32-bit words (see PooledIdGenerator): its trace id's four and its own span id's two. */
+export interface SpanWords {
+  readonly t0: number;
+  readonly t1: number;
+  readonly t2: number;
+  readonly t3: number;
+  readonly s0: number;
+  readonly s1: number;
+}
+
 /** The span a new span runs under, as the tracer found it. */
-export interface SpanParent {
-  spanId: string;
+export interface SpanParent extends SpanWords {
   flags: number;
   /** The parent lives in another process (a caller's traceparent), not in this engine. */
   remote: boolean;
@@ -30,13 +40,24 @@ export interface SpanOrigin {
  * made when a query first reads it) and the OTLP export gets it as a ReadableSpan (`readable`).
  */
 export class EngineSpan extends LazySpan {
-  trace_id = '';
-  spanId = '';
-  /** The parent's span id (none for the first span of a trace), flags, and whether it lives in another process. */
-  parentSpanId: string | undefined = undefined;
+  // The ids as 32-bit words: numbers are kept in the object itself, so that a span used again for
+  // another (see SpanStoreOptions.recycle) points at no new object. The hex text is made when read.
+  t0 = 0;
+  t1 = 0;
+  t2 = 0;
+  t3 = 0;
+  s0 = 0;
+  s1 = 0;
+  /** The parent's span id (when `hasParent`), flags, and whether it lives in another process. */
+  p0 = 0;
+  p1 = 0;
+  hasParent = false;
   parentFlags = 0;
   parentRemote = false;
-  name = '';
+  /** A trigger firing's span (named by its module, else `<type> <id>`), not an invocation's (`call <function>`). */
+  firing = false;
+  /** The module's name for a firing (`GET /users/:id`). */
+  givenName: string | undefined = undefined;
   kind: SpanKind = SpanKind.INTERNAL;
   start_time_unix_nano = 0;
   functionId = '';
@@ -64,14 +85,27 @@ export class EngineSpan extends LazySpan {
    * Starts the span for a call or firing: every field is set, so that the object may be one the store
    * dropped (see SpanStoreOptions.recycle). Only sampled spans are recorded.
    */
-  open(traceId: string, spanId: string, parent: SpanParent | undefined, name: string, kind: SpanKind, startNanos: number, event: InvocationEvent): this {
+  open(ids: SpanWords, parent: SpanParent | undefined, firing: boolean, kind: SpanKind, startNanos: number, event: InvocationEvent): this {
     this.forget();
-    this.trace_id = traceId;
-    this.spanId = spanId;
-    this.parentSpanId = parent?.spanId;
-    this.parentFlags = parent ? parent.flags : 0;
-    this.parentRemote = parent ? parent.remote : false;
-    this.name = name;
+    this.t0 = ids.t0;
+    this.t1 = ids.t1;
+    this.t2 = ids.t2;
+    this.t3 = ids.t3;
+    this.s0 = ids.s0;
+    this.s1 = ids.s1;
+    if (parent) {
+      this.p0 = parent.s0;
+      this.p1 = parent.s1;
+      this.hasParent = true;
+      this.parentFlags = parent.flags;
+      this.parentRemote = parent.remote;
+    } else {
+      this.hasParent = false;
+      this.parentFlags = 0;
+      this.parentRemote = false;
+    }
+    this.firing = firing;
+    this.givenName = firing ? event.name : undefined;
     this.kind = kind;
     this.start_time_unix_nano = startNanos;
     this.functionId = event.functionId;
@@ -87,6 +121,25 @@ export class EngineSpan extends LazySpan {
     this.workerName = undefined;
     this.endAttributes = undefined;
     return this;
+  }
+
+  get trace_id(): string {
+    return wordHex(this.t0) + wordHex(this.t1) + wordHex(this.t2) + wordHex(this.t3);
+  }
+
+  get spanId(): string {
+    return wordHex(this.s0) + wordHex(this.s1);
+  }
+
+  /** The parent's span id; none for the first span of a trace. */
+  get parentSpanId(): string | undefined {
+    return this.hasParent ? wordHex(this.p0) + wordHex(this.p1) : undefined;
+  }
+
+  /** A firing's name (its module's, else `<type> <id>`); `call <function>` for an invocation. */
+  get name(): string {
+    if (!this.firing) return `call ${this.functionId}`;
+    return this.givenName ?? `${this.trigger?.type} ${this.trigger?.id}`;
   }
 
   /** `code: message` of a failed call. */
@@ -144,7 +197,7 @@ export class EngineSpan extends LazySpan {
   /** About the length of the span's JSON once stored (as spanSize estimates a Span), without assembling it. */
   size(): number {
     const { functionId, trigger, caller, startAttributes, workerId, workerName } = this;
-    let n = BASE_SIZE + this.name.length + this.origin.serviceName.length + this.origin.scope.name.length;
+    let n = BASE_SIZE + this.nameLength() + this.origin.serviceName.length + this.origin.scope.name.length;
     // faas.invoked_name, function_id and faas.trigger (its value at most 10 characters).
     n += 2 * functionId.length + 74;
     if (trigger) n += trigger.type.length + trigger.id.length + 42;
@@ -159,13 +212,21 @@ export class EngineSpan extends LazySpan {
     return n;
   }
 
+  /** The length of `name`, without making it. */
+  private nameLength(): number {
+    if (!this.firing) return 5 + this.functionId.length;
+    if (this.givenName !== undefined) return this.givenName.length;
+    return this.name.length;
+  }
+
   private exceptionAttributes(): Record<string, string> {
     return { 'exception.type': this.errorCode ?? '', 'exception.message': this.errorMessage ?? '' };
   }
 
   /** The span as the OpenTelemetry SDK's exporters take it. */
   readable(): ReadableSpan {
-    const context: SpanContext = { traceId: this.trace_id, spanId: this.spanId, traceFlags: SAMPLED };
+    const traceId = this.trace_id;
+    const context: SpanContext = { traceId, spanId: this.spanId, traceFlags: SAMPLED };
     const parentId = this.parentSpanId;
     const status: ReadableSpan['status'] = { code: this.status };
     const message = this.statusMessage;
@@ -178,8 +239,7 @@ export class EngineSpan extends LazySpan {
       name: this.name,
       kind: this.kind,
       spanContext: () => context,
-      parentSpanContext:
-        parentId === undefined ? undefined : { traceId: this.trace_id, spanId: parentId, traceFlags: this.parentFlags, isRemote: this.parentRemote },
+      parentSpanContext: parentId === undefined ? undefined : { traceId, spanId: parentId, traceFlags: this.parentFlags, isRemote: this.parentRemote },
       startTime: hrTime(this.start_time_unix_nano),
       endTime: hrTime(this.end_time_unix_nano),
       duration: hrTime(this.end_time_unix_nano - this.start_time_unix_nano),

@@ -83,12 +83,18 @@ export class SpanStore {
   readonly maxBytes: number;
   readonly retentionSeconds: number | undefined;
 
-  /** Spans held are `ring[head…]`, oldest first; `sizes` holds the estimate of each at the same place. */
-  private ring: Entry[] = [];
-  private sizes: number[] = [];
-  private head = 0;
-  /** Sequence number of `ring[0]` (each span added gets the next one). */
-  private base = 0;
+  /**
+   * Spans held, oldest first: sequence numbers `first` to `next - 1`, the span numbered `seq` at
+   * `ring[seq & mask]`, its size estimate at the same place of `sizes`. A circular buffer whose length is
+   * a power of two, doubled while the spans held fill it and `max_spans` allows more: a busy store
+   * allocates nothing per span (arrays cut and regrown as spans came and went were moved into the old
+   * generation by the garbage collector, again and again).
+   */
+  private ring: (Entry | undefined)[] = [];
+  private sizes = new Float64Array(0);
+  private mask = -1;
+  private first = 0;
+  private next = 0;
   private readonly traces = new Map<string, TraceEntry>();
   /** Spans with a lower sequence number are in the index (or were, until dropped). */
   private indexedSeq = 0;
@@ -113,7 +119,7 @@ export class SpanStore {
 
   /** The number of spans held. */
   get size(): number {
-    return this.ring.length - this.head;
+    return this.next - this.first;
   }
 
   /**
@@ -142,9 +148,32 @@ export class SpanStore {
       this.evictOldest();
       this.droppedByBytes++;
     }
-    this.ring.push(span);
-    this.sizes.push(size);
+    if (this.size === this.ring.length) this.grow();
+    const at = this.next & this.mask;
+    this.ring[at] = span;
+    this.sizes[at] = size;
+    this.next++;
     this.bytes += size;
+  }
+
+  /** The span numbered `seq` (held). */
+  private at(seq: number): Entry {
+    return this.ring[seq & this.mask] as Entry;
+  }
+
+  /** Doubles the circular buffer (the spans keep their sequence numbers). */
+  private grow(): void {
+    const length = Math.max(INITIAL_RING, this.ring.length * 2);
+    const ring = new Array<Entry | undefined>(length).fill(undefined);
+    const sizes = new Float64Array(length);
+    const mask = length - 1;
+    for (let seq = this.first; seq < this.next; seq++) {
+      ring[seq & mask] = this.at(seq);
+      sizes[seq & mask] = this.sizes[seq & this.mask]!;
+    }
+    this.ring = ring;
+    this.sizes = sizes;
+    this.mask = mask;
   }
 
   /** Brings the index up to date: drops what left since, adds what came since and is still held. */
@@ -160,14 +189,14 @@ export class SpanStore {
       }
     }
     this.unindexed = [];
-    const headSeq = this.base + this.head;
-    for (let seq = Math.max(this.indexedSeq, headSeq); seq < this.base + this.ring.length; seq++) {
-      const span = this.ring[seq - this.base] as Entry;
-      const entry = this.traces.get(span.trace_id);
+    for (let seq = Math.max(this.indexedSeq, this.first); seq < this.next; seq++) {
+      const span = this.at(seq);
+      const traceId = span.trace_id;
+      const entry = this.traces.get(traceId);
       if (entry) entry.spans.push(span);
-      else this.traces.set(span.trace_id, { spans: [span], head: 0 });
+      else this.traces.set(traceId, { spans: [span], head: 0 });
     }
-    this.indexedSeq = this.base + this.ring.length;
+    this.indexedSeq = this.next;
   }
 
   /** The spans of a trace held, in insertion order (a new array; empty for an unknown trace). */
@@ -188,17 +217,17 @@ export class SpanStore {
 
   /** Every span held, oldest first. */
   *all(): IterableIterator<Span> {
-    for (let i = this.head; i < this.ring.length; i++) yield spanOf(this.ring[i]!);
+    for (let seq = this.first; seq < this.next; seq++) yield spanOf(this.at(seq));
   }
 
   /** Drops every span and resets the counters. */
   clear(): void {
-    this.base += this.ring.length;
     this.ring = [];
-    this.sizes = [];
-    this.head = 0;
+    this.sizes = new Float64Array(0);
+    this.mask = -1;
+    this.first = this.next;
     this.traces.clear();
-    this.indexedSeq = this.base;
+    this.indexedSeq = this.next;
     this.unindexed = [];
     this.bytes = 0;
     this.droppedByCount = 0;
@@ -227,24 +256,27 @@ export class SpanStore {
     const cutoffNano = (nowMs - this.retentionSeconds * 1000) * 1e6;
     const keptSpans: Entry[] = [];
     const keptSizes: number[] = [];
-    let bytes = 0;
-    for (let i = this.head; i < this.ring.length; i++) {
-      const span = this.ring[i]!;
+    for (let seq = this.first; seq < this.next; seq++) {
+      const span = this.at(seq);
       if (span.end_time_unix_nano < cutoffNano) continue;
       keptSpans.push(span);
-      keptSizes.push(this.sizes[i]!);
-      bytes += this.sizes[i]!;
+      keptSizes.push(this.sizes[seq & this.mask]!);
     }
     const dropped = this.size - keptSpans.length;
     if (dropped === 0) return 0;
     // The spans kept get new sequence numbers; the index is rebuilt when next read.
-    this.base += this.ring.length;
-    this.ring = keptSpans;
-    this.sizes = keptSizes;
-    this.head = 0;
-    this.bytes = bytes;
+    this.ring.fill(undefined);
+    this.first = this.next;
+    this.bytes = 0;
+    for (let i = 0; i < keptSpans.length; i++) {
+      const at = this.next & this.mask;
+      this.ring[at] = keptSpans[i];
+      this.sizes[at] = keptSizes[i]!;
+      this.bytes += keptSizes[i]!;
+      this.next++;
+    }
     this.traces.clear();
-    this.indexedSeq = this.base;
+    this.indexedSeq = this.first;
     this.unindexed = [];
     this.droppedByRetention += dropped;
     return dropped;
@@ -255,20 +287,18 @@ export class SpanStore {
    * trace's entry), and leaves the index at the next sync.
    */
   private evictOldest(): void {
-    const span = this.ring[this.head]!;
-    if (this.base + this.head < this.indexedSeq) this.unindexed.push(span.trace_id);
-    this.bytes -= this.sizes[this.head]!;
-    this.ring[this.head] = undefined as unknown as Entry;
-    this.head++;
+    const at = this.first & this.mask;
+    const span = this.ring[at] as Entry;
+    if (this.first < this.indexedSeq) this.unindexed.push(span.trace_id);
+    this.bytes -= this.sizes[at]!;
+    this.ring[at] = undefined;
+    this.first++;
     if (this.recycle !== undefined && span instanceof LazySpan) this.recycle(span);
-    if (this.head > COMPACT_AFTER && this.head * 2 > this.ring.length) {
-      this.base += this.head;
-      this.ring = this.ring.slice(this.head);
-      this.sizes = this.sizes.slice(this.head);
-      this.head = 0;
-    }
   }
 }
+
+/** The first length of the circular buffer. */
+const INITIAL_RING = 1024;
 
 /** The JSON text of a span whose strings are all empty, with no parent, attributes, events or links. */
 const SPAN_JSON_BASE = 218;

@@ -1,6 +1,6 @@
-import { ROOT_CONTEXT, type SpanKind } from '@opentelemetry/api';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { AlwaysOffSampler, AlwaysOnSampler, type Sampler, SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import { SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../../core/logger.js';
 import type { ObservabilityConfig } from './config.js';
 import type { EngineSpan, SpanOrigin } from './engine-spans.js';
@@ -86,16 +86,14 @@ export class TracePipeline {
 /**
  * The sampling decision of a new span. With `parent_based`, a span under a parent follows the parent's
  * sampled flag (as the SDK's ParentBasedSampler does with its default delegates); a new trace, or any
- * span without `parent_based`, is decided by the root sampler (every trace, none, or a ratio by trace id).
+ * span without `parent_based`, is decided by the root sampler: every trace, none, or the SDK's
+ * TraceIdRatioBasedSampler for a ratio in between (the first two answer without asking it).
  */
-function samplerOf(config: ObservabilityConfig): (traceId: string, name: string, kind: SpanKind, parent: { flags: number } | undefined) => boolean {
+function samplerOf(config: ObservabilityConfig): (traceId: string, parent: { flags: number } | undefined) => boolean {
   const ratio = config.sampling_ratio;
-  const root: Sampler = ratio >= 1 ? new AlwaysOnSampler() : ratio <= 0 ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(ratio);
   const parentBased = config.parent_based;
-  return (traceId, name, kind, parent) => {
-    if (parent && parentBased) return (parent.flags & 1) === 1;
-    return root.shouldSample(ROOT_CONTEXT, traceId, name, kind, NO_ATTRIBUTES, []).decision === SamplingDecision.RECORD_AND_SAMPLED;
-  };
+  const ratioSampler = ratio > 0 && ratio < 1 ? new TraceIdRatioBasedSampler(ratio) : undefined;
+  const root = (traceId: string): boolean =>
+    ratioSampler ? ratioSampler.shouldSample(ROOT_CONTEXT, traceId).decision === SamplingDecision.RECORD_AND_SAMPLED : ratio >= 1;
+  return (traceId, parent) => (parent && parentBased ? (parent.flags & 1) === 1 : root(traceId));
 }
-
-const NO_ATTRIBUTES = Object.freeze({});
