@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FlintError, formatError, toErrorBody } from '@flint/protocol';
 import type { Logger } from '../../core/logger.js';
-import type { AttributeValue, ModuleContext, TriggerFiring } from '../../core/module-api.js';
+import type { AttributeValue, ModuleContext, TraceContext, TriggerFiring } from '../../core/module-api.js';
 import { errorMessage } from '../../lib/errors.js';
 import { type RequestParts, apiRequestJson, triggerOf } from './api-request.js';
 import { BodyTooLarge, InvalidJson, hasBody, isJsonContentType, readJson, streamBody } from './body.js';
@@ -103,7 +103,7 @@ export class HttpPipeline {
       name: sameMethod ? route.spanName : `${method} ${route.pattern}`,
       attributes: this.firingAttributes(route, method, path, req.socket.localPort ?? this.config.port, sameMethod),
     });
-    return firing.observed ? endWhenAnswered(firing, res) : firing;
+    return firing.observed ? new AnsweredFiring(firing, res) : firing;
   }
 
   /**
@@ -181,7 +181,8 @@ export class HttpPipeline {
       requestBody?.destroy();
       response.destroy();
     };
-    res.on('close', cleanup);
+    if (firing instanceof AnsweredFiring) firing.cleanup = cleanup;
+    else res.on('close', cleanup);
     if (requestBody) {
       streamBody(req, requestBody, this.config.max_body_bytes).catch((err: unknown) => {
         this.bodyError(err, req, res, request);
@@ -321,21 +322,36 @@ function statusAttributes(status: number): Readonly<Record<string, AttributeValu
 
 const STATUS_ATTRIBUTES: Readonly<Record<string, AttributeValue>>[] = [];
 
-/** A firing whose end waits for the answer to be sent (or the connection to close), so that it carries the status. */
-function endWhenAnswered(firing: TriggerFiring, res: ServerResponse): TriggerFiring {
-  let outcome: Parameters<TriggerFiring['end']>[0];
-  // 'close' comes once, answered or not: `on` spares the wrapper and the removal `once` would cost.
-  res.on('close', () => {
-    const status = res.statusCode;
+/**
+ * A firing whose end waits for the answer to be sent (or the connection to close), so that it carries the
+ * status. Its 'close' listener also runs the request's `cleanup` (see invokeHandler): one listener per
+ * response rather than two, which an EventEmitter keeps in an array and copies on every emit.
+ */
+class AnsweredFiring implements TriggerFiring {
+  readonly observed = true;
+  readonly trace: TraceContext;
+  /** Run when the response closes, once the firing has ended. */
+  cleanup: (() => void) | undefined = undefined;
+  private outcome: Parameters<TriggerFiring['end']>[0] = undefined;
+
+  constructor(
+    private readonly firing: TriggerFiring,
+    res: ServerResponse,
+  ) {
+    this.trace = firing.trace;
+    // 'close' comes once, answered or not: `on` spares the wrapper and the removal `once` would cost.
+    res.on('close', () => this.closed(res.statusCode));
+  }
+
+  end(o?: Parameters<TriggerFiring['end']>[0]): void {
+    this.outcome ??= o ?? {};
+  }
+
+  private closed(status: number): void {
+    const outcome = this.outcome;
     const attributes = outcome?.attributes ? { ...outcome.attributes, 'http.response.status_code': status } : statusAttributes(status);
     const error = outcome?.error ?? (status >= 500 ? { code: 'http_error', message: `answered ${status}` } : undefined);
-    firing.end({ ...outcome, error, attributes });
-  });
-  return {
-    trace: firing.trace,
-    observed: true,
-    end(o = {}) {
-      outcome ??= o;
-    },
-  };
+    this.firing.end({ ...outcome, error, attributes });
+    this.cleanup?.();
+  }
 }
