@@ -62,17 +62,7 @@ export class HookHub {
   beginTrigger(trigger: TriggerOrigin, functionId: string, caller: string | undefined, options: FiringOptions | undefined): TriggerFiring {
     if (!this.active) return { trace: options ?? NO_TRACE, observed: false, end() {} };
     const event = this.event('trigger', functionId, trigger, caller, options ?? NO_TRACE, options);
-    const scope = this.open(event);
-    let ended = false;
-    return {
-      trace: scope ?? options ?? NO_TRACE,
-      observed: true,
-      end: (outcome = {}) => {
-        if (ended) return;
-        ended = true;
-        this.finish(event, scope, { durationMs: performance.now() - event.startedAt, ...outcome });
-      },
-    };
+    return new ObservedFiring(this, event, this.open(event), options);
   }
 
   private refresh(): void {
@@ -113,7 +103,8 @@ export class HookHub {
     }
   }
 
-  private finish(event: InvocationEvent, scope: TraceScope | undefined, end: InvocationEnd): void {
+  /** Reports the end of an invocation or firing to the tracer's scope and to the hooks. */
+  finish(event: InvocationEvent, scope: TraceScope | undefined, end: InvocationEnd): void {
     if (scope) {
       try {
         scope.end(event, end);
@@ -139,3 +130,25 @@ export class HookHub {
 }
 
 const NO_TRACE: TraceContext = Object.freeze({});
+
+/** A firing that hooks or a tracer see: one object per firing (its end is a method, not a closure). */
+class ObservedFiring implements TriggerFiring {
+  readonly observed = true;
+  readonly trace: TraceContext;
+  private ended = false;
+
+  constructor(
+    private readonly hub: HookHub,
+    private readonly event: InvocationEvent,
+    private readonly scope: TraceScope | undefined,
+    options: FiringOptions | undefined,
+  ) {
+    this.trace = scope ?? options ?? NO_TRACE;
+  }
+
+  end(outcome: Parameters<TriggerFiring['end']>[0] = {}): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.hub.finish(this.event, this.scope, { durationMs: performance.now() - this.event.startedAt, ...outcome });
+  }
+}
