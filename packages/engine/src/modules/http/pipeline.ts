@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FlintError, formatError, toErrorBody } from '@flint/protocol';
 import type { Logger } from '../../core/logger.js';
-import type { AttributeValue, ModuleContext, TraceContext, TriggerFiring } from '../../core/module-api.js';
+import type { AttributeValue, ModuleContext, TriggerFiring } from '../../core/module-api.js';
 import { errorMessage } from '../../lib/errors.js';
 import { type RequestParts, apiRequestJson, triggerOf } from './api-request.js';
 import { BodyTooLarge, InvalidJson, hasBody, isJsonContentType, readJson, streamBody } from './body.js';
@@ -9,6 +9,7 @@ import type { HttpConfig } from './config.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
 import { Guards, type MiddlewareInput } from './guards.js';
 import { closeGracefully } from './linger.js';
+import { AnsweredFiring } from './request-firing.js';
 import { type Headers, newErrorId, sendError, sendInternalError, sendResult } from './respond.js';
 import type { Route, RouteTable } from './routes.js';
 import { streamResponse } from './stream-response.js';
@@ -308,50 +309,4 @@ function flattenHeaders(req: IncomingMessage): StringMap {
     if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return out;
-}
-
-/** `http.response.status_code` alone, one frozen object per status (tracers keep it with the span, see firingAttributes). */
-function statusAttributes(status: number): Readonly<Record<string, AttributeValue>> {
-  let attributes = STATUS_ATTRIBUTES[status];
-  if (attributes === undefined) {
-    attributes = Object.freeze({ 'http.response.status_code': status });
-    if (Number.isInteger(status) && status >= 100 && status < 600) STATUS_ATTRIBUTES[status] = attributes;
-  }
-  return attributes;
-}
-
-const STATUS_ATTRIBUTES: Readonly<Record<string, AttributeValue>>[] = [];
-
-/**
- * A firing whose end waits for the answer to be sent (or the connection to close), so that it carries the
- * status. Its 'close' listener also runs the request's `cleanup` (see invokeHandler): one listener per
- * response rather than two, which an EventEmitter keeps in an array and copies on every emit.
- */
-class AnsweredFiring implements TriggerFiring {
-  readonly observed = true;
-  readonly trace: TraceContext;
-  /** Run when the response closes, once the firing has ended. */
-  cleanup: (() => void) | undefined = undefined;
-  private outcome: Parameters<TriggerFiring['end']>[0] = undefined;
-
-  constructor(
-    private readonly firing: TriggerFiring,
-    res: ServerResponse,
-  ) {
-    this.trace = firing.trace;
-    // 'close' comes once, answered or not: `on` spares the wrapper and the removal `once` would cost.
-    res.on('close', () => this.closed(res.statusCode));
-  }
-
-  end(o?: Parameters<TriggerFiring['end']>[0]): void {
-    this.outcome ??= o ?? {};
-  }
-
-  private closed(status: number): void {
-    const outcome = this.outcome;
-    const attributes = outcome?.attributes ? { ...outcome.attributes, 'http.response.status_code': status } : statusAttributes(status);
-    const error = outcome?.error ?? (status >= 500 ? { code: 'http_error', message: `answered ${status}` } : undefined);
-    this.firing.end({ ...outcome, error, attributes });
-    this.cleanup?.();
-  }
 }
