@@ -71,6 +71,22 @@ describe('the engine tracer', () => {
     expect(outerScope.traceparent).toBe(`00-4bf92f3577b34da6a3ce929d0e0e4736-${o?.span_id}-01`);
   });
 
+  test('sampling_ratio 0.5 records about half the new traces, by trace id: the traceparent flag says which', async () => {
+    const p = await pipeline({ sampling_ratio: 0.5, memory_max_spans: 10_000 });
+    const flags = Array.from({ length: 2_000 }, (_, i) => {
+      const e = call(`t::r${i}`);
+      const scope = p.tracer.start(e);
+      scope?.end(e, { durationMs: 1 });
+      return scope?.traceparent?.slice(-2);
+    });
+    const sampled = flags.filter((f) => f === '01').length;
+    expect(flags.filter((f) => f === '00').length).toBe(2_000 - sampled);
+    // Binomial(2000, 0.5): 700 to 1300 is more than 13 standard deviations either way.
+    expect(sampled).toBeGreaterThan(700);
+    expect(sampled).toBeLessThan(1_300);
+    expect(p.store?.stats().spans).toBe(sampled);
+  });
+
   test('with thousands of spans open, each call finds its open parent in this engine; an ended one is parsed as remote', () => {
     // The tracer keeps its open scopes in 4,096 chains by span id: 6,000 open scopes share chains, and are
     // taken out of them in a shuffled order. A parent found open is local (parentRemote false); one
