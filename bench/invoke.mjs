@@ -17,7 +17,8 @@
 // Tracing cost: then, at BENCH_TRACING_LEVELS (default 1 and 16 in flight), the same echo through that
 // engine and through a second one whose modules add flint-observability (a span per invocation, memory
 // exporter, every trace sampled; its own echo worker, its own caller in this process), in alternating
-// rounds like the cases above: calls/s, p50, and CPU per call of each process, with and without.
+// rounds like the cases above: calls/s, p50, and CPU per call of each process, with and without. Each of
+// the two warms up for at least 5 s before its first round at a level (TRACING_WARMUP_MS: why).
 // BENCH_WORKER_SPANS=1 has the echo worker's SDK record a span of its own per traced call and send it
 // to the engine (its `spans` option, off by default), to measure that cost too.
 //
@@ -69,6 +70,14 @@ const payload = { text: 'hello flint', n: 42, ok: true, tags: ['a', 'b'] };
 const FUNCTION_ID = 'bench::echo';
 const VALIDATED_ID = 'bench::echo-validated';
 const PYTHON_ID = 'bench::echo-python';
+/**
+ * The tracing comparison's first warm-up per system and level. The traced engine, its echo worker and its
+ * caller sit idle through the main levels (minutes in a full run) while the engine without tracing is
+ * busy; V8 shrinks an idle process's heap meanwhile (its memory reducer: "Mark-Compact (reduce)" in
+ * --trace-gc), and a heap that has to grow again costs more GC for its first seconds. A 1 s warm-up
+ * charged that to tracing (with/without 0.81-0.84 at 1 in flight where 4-5 s warm-ups gave 0.90-1.05).
+ */
+const TRACING_WARMUP_MS = 5000;
 
 const children = [];
 const start = async (file, opts) => {
@@ -141,7 +150,7 @@ try {
    * Measures `list` (systems) at `inFlight` calls in flight in alternating rounds. Returns the raw
    * closedLoop samples by system name and the CPU µs per call by name: [caller, router, echo end].
    */
-  const measure = async (what, inFlight, list) => {
+  const measure = async (what, inFlight, list, firstWarmupMs = warmupMs) => {
     process.stderr.write(`  ${what}: ${inFlight} in flight, ${rounds} round${rounds === 1 ? '' : 's'}:`);
     const samples = Object.fromEntries(list.map((s) => [s.name, []]));
     const cpu = Object.fromEntries(list.map((s) => [s.name, { ms: [0, 0, 0], calls: 0 }]));
@@ -151,7 +160,7 @@ try {
         const cpuBefore = await cpuOf(system);
         const sample = await closedLoop(system.call, {
           concurrency: inFlight,
-          warmupMs: samples[system.name].length === 0 ? warmupMs : 200,
+          warmupMs: samples[system.name].length === 0 ? firstWarmupMs : 200,
           durationMs: (seconds * 1000) / rounds,
         });
         const cpuAfter = await cpuOf(system);
@@ -195,7 +204,7 @@ try {
       end: traced.echoWorker,
     };
     for (const inFlight of tracingLevels) {
-      const { samples, cpuUs } = await measure('tracing cost', inFlight, [plainSystem, tracedSystem]);
+      const { samples, cpuUs } = await measure('tracing cost', inFlight, [plainSystem, tracedSystem], Math.max(warmupMs, TRACING_WARMUP_MS));
       const without = summarize(samples.flint);
       const withTracing = summarize(samples.traced);
       tracing.push({
