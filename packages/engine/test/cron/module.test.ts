@@ -77,6 +77,34 @@ describe.each(SDK_KINDS)('flint-cron with a %s worker', (kind) => {
     expect(condInputs[0]).toMatchObject({ trigger: { type: 'cron' }, manual: false });
   });
 
+  it('300 jobs due in the same slots (two time zones): each fires every slot once', async () => {
+    const engine = await startCronEngine();
+    const prefix = uid('cron::many');
+    const seen = new Map<string, string[]>();
+    const zones = ['UTC', 'Asia/Kolkata'];
+    await startWorker(kind, engine, (w) => {
+      for (let i = 0; i < 300; i++) {
+        const fn = `${prefix}::${i}`;
+        seen.set(fn, []);
+        w.registerFunction(fn, (data) => {
+          const { scheduled_time, actual_time } = data as { scheduled_time: string; actual_time: string };
+          expect(Date.parse(actual_time)).toBeGreaterThanOrEqual(Date.parse(scheduled_time));
+          seen.get(fn)?.push(new Date(Date.parse(scheduled_time)).toISOString());
+          return null;
+        });
+        w.registerTrigger({ type: 'cron', function_id: fn, config: { expression: '* * * * * *', timezone: zones[i % 2] } });
+      }
+    });
+    await waitFor(() => [...seen.values()].every((slots) => slots.length >= 3), 8000, 'three slots for every job');
+    const [firstFn, firstSlots] = [...seen][0] as [string, string[]];
+    // A slot every job fired in: the second one the first job saw (every job was registered before it came).
+    const common = firstSlots[1] as string;
+    for (const [fn, slots] of seen) {
+      expect(new Set(slots).size, `${fn} fired a slot twice`).toBe(slots.length);
+      expect(slots, `${fn} (beside ${firstFn})`).toContain(common);
+    }
+  });
+
   it('overlap: skip leaves out slots while a run is going; overlap: allow runs them side by side', async () => {
     const engine = await startCronEngine();
     const skipFn = uid('cron::slow-skip');

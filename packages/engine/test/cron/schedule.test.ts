@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { Schedule, isoInZone, jobIdOf } from '../../dist/modules/cron/schedule.js';
+import { IsoClock, Schedule, isoInZone, jobIdOf } from '../../dist/modules/cron/schedule.js';
 import { type CronTriggerConfig, cronTriggerConfigSchema } from '../../dist/modules/cron/trigger-config.js';
 import { thrownBy } from '../support/util.js';
 
@@ -220,6 +220,23 @@ describe('isoInZone', () => {
       for (const tz of ['Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'Pacific/Chatham'])
         expect(Date.parse(isoInZone(ms, tz)), `${ms} in ${tz}`).toBe(ms);
     }
+  });
+});
+
+describe('IsoClock', () => {
+  test('gives what isoInZone gives, as the instant and the zone change and come back', () => {
+    const clock = new IsoClock();
+    const asks: [number, string][] = [
+      [at('2026-03-29T00:59:59.999Z'), 'Europe/Berlin'],
+      [at('2026-03-29T00:59:59.999Z'), 'Europe/Berlin'],
+      [at('2026-03-29T01:00:00.000Z'), 'Europe/Berlin'],
+      [at('2026-03-29T01:00:00.000Z'), 'UTC'],
+      [at('2026-03-29T01:00:00.000Z'), 'Europe/Berlin'],
+      [at('2026-03-29T00:59:59.999Z'), 'Europe/Berlin'],
+      [0, 'Asia/Kolkata'],
+      [0, 'UTC'],
+    ];
+    for (const [ms, tz] of asks) expect(clock.of(ms, tz), `${ms} in ${tz}`).toBe(isoInZone(ms, tz));
   });
 });
 

@@ -24,7 +24,7 @@ export class MemoryKvStore implements KvStore {
     const current: KvEntry = map?.has(key) ? { exists: true, value: map.get(key) } : { exists: false, value: null };
     const { value, extra } = updater(current);
     const write = this.apply(scope, key, value, false);
-    return { ...write, new_value: value, extra };
+    return { existed: write.existed, old_value: write.old_value, new_value: value, extra };
   }
 
   async list(scope: string): Promise<unknown[]> {

@@ -4,10 +4,10 @@ import type { KvStore } from '../../adapters/kv/types.js';
 import type { LockBackend } from '../../adapters/lock/types.js';
 import type { ModuleContext, TriggerRecord, TriggerTypeProvider } from '../../core/module-api.js';
 import { errorMessage } from '../../lib/errors.js';
-import { type FireOutcome, fireTrigger } from '../../lib/triggers.js';
+import { type FireOutcome, type FiringTrigger, fireTriggerWith } from '../../lib/triggers.js';
 import type { CronConfig } from './config.js';
-import { type RunRecord, claimSlot, readRecord, recordRun, renewRun } from './job-state.js';
-import { Schedule, isoInZone, jobIdOf } from './schedule.js';
+import { type Claim, type RunRecord, claimSlot, readRecord, recordRun, renewRun } from './job-state.js';
+import { IsoClock, Schedule, isoInZone, jobIdOf } from './schedule.js';
 import { SlotTimer, type TimerHandle } from './slot-timer.js';
 import type { CronTriggerConfig } from './trigger-config.js';
 
@@ -29,6 +29,9 @@ interface Job {
   timer: TimerHandle | undefined;
   /** The last run this engine saw end (the store has the last of every engine). */
   lastRun: RunRecord | undefined;
+  /** What a firing names (the first trigger), made again when the triggers change. */
+  firingTrigger: FiringTrigger | undefined;
+  spanName: string;
 }
 
 /** What `engine::cron::list` shows of a trigger. */
@@ -63,6 +66,12 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
   private readonly leases = new Set<{ job: Job; slot: number; since: number }>();
   private leaseTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Jobs whose slot came in this turn, claimed and run together (see `due`), and their slots. */
+  private dueJobs: Job[] = [];
+  private dueSlots: number[] = [];
+  /** The payload's times as text: the same slot and the same millisecond give the same string. */
+  private readonly scheduledText = new IsoClock();
+  private readonly actualText = new IsoClock();
 
   constructor(
     private readonly ctx: ModuleContext,
@@ -76,7 +85,18 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     const id = jobIdOf(t.function_id, t.config);
     let job = this.jobs.get(id);
     if (!job) {
-      job = { id, function_id: t.function_id, config: t.config, schedule, triggers: [], next: undefined, timer: undefined, lastRun: undefined };
+      job = {
+        id,
+        function_id: t.function_id,
+        config: t.config,
+        schedule,
+        triggers: [],
+        next: undefined,
+        timer: undefined,
+        lastRun: undefined,
+        firingTrigger: undefined,
+        spanName: `cron ${t.config.expression}`,
+      };
       this.jobs.set(id, job);
       if (t.config.catch_up === 'none') this.plan(job, Date.now());
       else {
@@ -88,6 +108,7 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
       }
     }
     job.triggers.push(t.id);
+    job.firingTrigger = undefined;
     this.jobOfTrigger.set(t.id, job);
   }
 
@@ -96,6 +117,7 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     if (!job) return;
     this.jobOfTrigger.delete(t.id);
     job.triggers = job.triggers.filter((id) => id !== t.id);
+    job.firingTrigger = undefined;
     if (job.triggers.length > 0) return;
     job.timer?.cancel();
     job.timer = undefined;
@@ -171,8 +193,48 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     if (this.stopped || this.jobs.get(job.id) !== job) return;
     this.plan(job, slot);
     const jitter = job.config.jitter_ms > 0 ? Math.floor(Math.random() * (job.config.jitter_ms + 1)) : 0;
-    if (jitter === 0) this.track(this.fireSlot(job, slot));
-    else setTimeout(() => this.track(this.fireSlot(job, slot)), jitter).unref?.();
+    if (jitter > 0) setTimeout(() => this.track(this.fireSlot(job, slot)), jitter).unref?.();
+    else if (this.locks.shared) this.track(this.fireSlot(job, slot));
+    else {
+      // Every job due now is known once the timer has handed them all over: they are claimed together,
+      // then run in one go (a slot of 10,000 jobs is one burst, not 10,000 chains of promises).
+      if (this.dueJobs.length === 0) queueMicrotask(this.fireDue);
+      this.dueJobs.push(job);
+      this.dueSlots.push(slot);
+    }
+  }
+
+  /** The jobs due this turn (no shared lock): their claims in the store, then the runs of the slots won. */
+  private readonly fireDue = (): void => {
+    const jobs = this.dueJobs;
+    const slots = this.dueSlots;
+    this.dueJobs = [];
+    this.dueSlots = [];
+    const now = Date.now();
+    const claims = jobs.map((job, i) =>
+      claimSlot(this.store, job.id, slots[i] as number, this.engineId, job.config.overlap === 'skip', now + RUN_LEASE_MS, now).then(undefined, asError),
+    );
+    this.track(
+      Promise.all(claims).then((outcomes) => {
+        for (let i = 0; i < jobs.length; i++) this.afterClaim(jobs[i] as Job, slots[i] as number, outcomes[i] as Claim | Error);
+      }),
+    );
+  };
+
+  /** Runs a claimed slot; says why a slot is not run when that is news (an overlap, a store failure). */
+  private afterClaim(job: Job, slot: number, claim: Claim | Error): void {
+    if (claim === 'run') return this.start(job, slot, false);
+    if (claim === 'taken') return;
+    const scheduled_time = isoInZone(slot, job.config.timezone);
+    const f = { job_id: job.id, function_id: job.function_id, scheduled_time };
+    if (claim === 'overlap') {
+      this.ctx.logger.info(f, `cron job ${job.id}: slot ${scheduled_time} skipped, the previous run is still going (overlap: skip)`);
+      return;
+    }
+    this.ctx.logger.warn(
+      { ...f, code: claim instanceof FlintError ? claim.code : undefined },
+      `cron job ${job.id}: slot ${scheduled_time} not fired: ${errorMessage(claim)}`,
+    );
   }
 
   /** After downtime: the most recent missed slot (`latest`) or the missed slots up to `catch_up_max` (`all`), oldest first. */
@@ -199,79 +261,89 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     }
   }
 
-  /** One slot: its lock, its claim in the store, then the run. Never throws. */
+  /** One slot on its own: its lock, its claim in the store, then the run. Never throws. */
   private async fireSlot(job: Job, slot: number): Promise<void> {
-    const fields = () => ({ job_id: job.id, function_id: job.function_id, scheduled_time: isoInZone(slot, job.config.timezone) });
+    let claim: Claim | Error;
     try {
       // A lock only this engine sees adds nothing to the store's claim below (atomic for every engine sharing it).
       if (this.locks.shared && !(await this.locks.acquire(`cron:${job.id}:${slot}`, this.engineId, this.config.lock_ttl_ms))) return;
       const now = Date.now();
-      const claim = await claimSlot(this.store, job.id, slot, this.engineId, job.config.overlap === 'skip', now + RUN_LEASE_MS, now);
-      if (claim === 'taken') return;
-      if (claim === 'overlap') {
-        const f = fields();
-        this.ctx.logger.info(f, `cron job ${job.id}: slot ${f.scheduled_time} skipped, the previous run is still going (overlap: skip)`);
-        return;
-      }
+      claim = await claimSlot(this.store, job.id, slot, this.engineId, job.config.overlap === 'skip', now + RUN_LEASE_MS, now);
     } catch (err) {
-      const f = fields();
-      this.ctx.logger.warn(
-        { ...f, code: err instanceof FlintError ? err.code : undefined },
-        `cron job ${job.id}: slot ${f.scheduled_time} not fired: ${errorMessage(err)}`,
-      );
-      return;
+      claim = asError(err);
     }
+    if (claim !== 'run') return this.afterClaim(job, slot, claim);
     await this.run(job, slot, false);
   }
 
   /** Runs the job's function (after its condition) and records how it went. */
-  private async run(job: Job, slot: number, manual: boolean): Promise<FireOutcome> {
+  private run(job: Job, slot: number, manual: boolean): Promise<FireOutcome> {
+    return new Promise((resolve) => this.start(job, slot, manual, resolve));
+  }
+
+  /**
+   * Starts a run: the job's function after its condition. The run counts as under way (`drain` waits for
+   * it) until its record is written; `done` then gets the outcome. Callbacks rather than promises: a slot
+   * starts every job due in it at once, and each promise would live (and be copied by the garbage
+   * collector) until the job's answer came.
+   */
+  private start(job: Job, slot: number, manual: boolean, done?: (outcome: FireOutcome) => void): void {
+    this.firing++;
     const startedAt = Date.now();
     const tz = job.config.timezone;
-    const triggerId = job.triggers[0] ?? job.id;
+    const trigger = this.firingTriggerOf(job);
+    const scheduled_time = this.scheduledText.of(slot, tz);
     const payload = {
-      trigger: { id: triggerId, type: 'cron', expression: job.config.expression, timezone: tz },
+      trigger: { id: trigger.id, type: 'cron', expression: job.config.expression, timezone: tz },
       job_id: job.id,
-      scheduled_time: isoInZone(slot, tz),
-      actual_time: isoInZone(startedAt, tz),
+      scheduled_time,
+      actual_time: this.actualText.of(startedAt, tz),
       manual,
     };
     // Manual runs do not hold the job (overlap applies to scheduled slots): only a claimed slot's run renews.
     const lease = manual ? undefined : { job, slot, since: startedAt };
     if (lease) this.holdLease(lease);
-    const outcome = await fireTrigger(
-      this.ctx,
-      { id: triggerId, type: 'cron', function_id: job.function_id, condition_function_id: job.config.condition_function_id },
-      payload,
-      {
-        logger: this.ctx.logger,
-        timeoutMs: this.config.run_timeout_ms,
-        logFields: { job_id: job.id, scheduled_time: payload.scheduled_time, manual },
-        spanName: `cron ${job.config.expression}`,
-        attributes: {
-          'flint.cron.job_id': job.id,
-          'flint.cron.expression': job.config.expression,
-          'flint.cron.scheduled_time': payload.scheduled_time,
-          'flint.cron.manual': manual,
-        },
+    const options = {
+      logger: this.ctx.logger,
+      timeoutMs: this.config.run_timeout_ms,
+      logFields: { job_id: job.id, scheduled_time, manual },
+      spanName: job.spanName,
+      attributes: {
+        'flint.cron.job_id': job.id,
+        'flint.cron.expression': job.config.expression,
+        'flint.cron.scheduled_time': scheduled_time,
+        'flint.cron.manual': manual,
       },
-    );
-    if (lease) this.leases.delete(lease);
-    const record: RunRecord = {
-      slot,
-      manual,
-      started_at: startedAt,
-      duration_ms: Date.now() - startedAt,
-      outcome: outcome.status === 'invoked' ? 'ok' : outcome.status === 'skipped' ? 'skipped' : 'failed',
     };
-    if (outcome.status === 'failed') record.error = { code: outcome.error.code, message: outcome.error.message };
-    job.lastRun = record;
-    try {
-      await recordRun(this.store, job.id, record, this.engineId);
-    } catch (err) {
-      this.ctx.logger.warn({ job_id: job.id }, `cron job ${job.id}: run not recorded (${errorMessage(err)})`);
-    }
-    return outcome;
+    fireTriggerWith(this.ctx, trigger, payload, options, (outcome) => {
+      if (lease) this.leases.delete(lease);
+      const record: RunRecord = {
+        slot,
+        manual,
+        started_at: startedAt,
+        duration_ms: Date.now() - startedAt,
+        outcome: outcome.status === 'invoked' ? 'ok' : outcome.status === 'skipped' ? 'skipped' : 'failed',
+      };
+      if (outcome.status === 'failed') record.error = { code: outcome.error.code, message: outcome.error.message };
+      job.lastRun = record;
+      recordRun(this.store, job.id, record, this.engineId)
+        .catch((err: unknown) => this.ctx.logger.warn({ job_id: job.id }, `cron job ${job.id}: run not recorded (${errorMessage(err)})`))
+        .finally(() => {
+          this.untrack();
+          done?.(outcome);
+        });
+    });
+  }
+
+  /** What a firing of the job names: its first trigger. */
+  private firingTriggerOf(job: Job): FiringTrigger {
+    job.firingTrigger ??= {
+      id: job.triggers[0] ?? job.id,
+      type: 'cron',
+      function_id: job.function_id,
+      condition_function_id: job.config.condition_function_id,
+    };
+    return job.firingTrigger;
   }
 
   private track(work: Promise<unknown>): void {
@@ -304,3 +376,5 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     this.leaseTimer.unref?.();
   }
 }
+
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));

@@ -138,6 +138,25 @@ export function isoInZone(ms: number, timezone: string): string {
   return `${wall}${offsetMin < 0 ? '-' : '+'}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
 }
 
+/**
+ * isoInZone with the last answer kept: the jobs of one slot share its time and mostly their zone, and the
+ * runs started in the same millisecond their actual time, so a burst of them formats each text once.
+ */
+export class IsoClock {
+  private ms = Number.NaN;
+  private timezone = '';
+  private text = '';
+
+  of(ms: number, timezone: string): string {
+    if (ms !== this.ms || timezone !== this.timezone) {
+      this.text = isoInZone(ms, timezone);
+      this.ms = ms;
+      this.timezone = timezone;
+    }
+    return this.text;
+  }
+}
+
 /** The UTC offset of `timezone` at `ms`, in minutes (Intl, cached per quarter hour). */
 function offsetOf(ms: number, timezone: string): number {
   const quarter = Math.floor(ms / QUARTER_MS);
