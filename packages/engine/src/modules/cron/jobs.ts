@@ -198,7 +198,11 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     else {
       // Every job due now is known once the timer has handed them all over: they are claimed together,
       // then run in one go (a slot of 10,000 jobs is one burst, not 10,000 chains of promises).
-      if (this.dueJobs.length === 0) queueMicrotask(this.fireDue);
+      if (this.dueJobs.length === 0) {
+        // Under way from now: `drain` waits for these jobs too.
+        this.firing++;
+        queueMicrotask(this.fireDue);
+      }
       this.dueJobs.push(job);
       this.dueSlots.push(slot);
     }
@@ -219,6 +223,7 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
         for (let i = 0; i < jobs.length; i++) this.afterClaim(jobs[i] as Job, slots[i] as number, outcomes[i] as Claim | Error);
       }),
     );
+    this.untrack();
   };
 
   /** Runs a claimed slot; says why a slot is not run when that is news (an overlap, a store failure). */
@@ -315,7 +320,10 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
         'flint.cron.manual': manual,
       },
     };
-    fireTriggerWith(this.ctx, trigger, payload, options, (outcome) => {
+    let ended = false;
+    const end = (outcome: FireOutcome) => {
+      if (ended) return;
+      ended = true;
       if (lease) this.leases.delete(lease);
       const record: RunRecord = {
         slot,
@@ -332,7 +340,13 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
           this.untrack();
           done?.(outcome);
         });
-    });
+    };
+    try {
+      fireTriggerWith(this.ctx, trigger, payload, options, end);
+    } catch (err) {
+      // Not expected (a firing reports its failures to `end`); the run must still end, or `drain` would wait for ever.
+      end({ status: 'failed', stage: 'function', error: { code: 'internal_error', message: errorMessage(err) } });
+    }
   }
 
   /** What a firing of the job names: its first trigger. */
