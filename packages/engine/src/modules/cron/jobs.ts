@@ -194,10 +194,9 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     this.plan(job, slot);
     const jitter = job.config.jitter_ms > 0 ? Math.floor(Math.random() * (job.config.jitter_ms + 1)) : 0;
     if (jitter > 0) setTimeout(() => this.track(this.fireSlot(job, slot)), jitter).unref?.();
-    else if (this.locks.shared) this.track(this.fireSlot(job, slot));
     else {
-      // Every job due now is known once the timer has handed them all over: they are claimed together,
-      // then run in one go (a slot of 10,000 jobs is one burst, not 10,000 chains of promises).
+      // Every job due now is known once the timer has handed them all over: they are locked and claimed
+      // together, then run in one go (a slot of 10,000 jobs is one burst, not 10,000 chains of promises).
       if (this.dueJobs.length === 0) {
         // Under way from now: `drain` waits for these jobs too.
         this.firing++;
@@ -208,21 +207,19 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     }
   }
 
-  /** The jobs due this turn (no shared lock): their claims in the store, then the runs of the slots won. */
+  /** The jobs due this turn: their locks and claims, then the runs of the slots won, in one loop. */
   private readonly fireDue = (): void => {
     const jobs = this.dueJobs;
     const slots = this.dueSlots;
     this.dueJobs = [];
     this.dueSlots = [];
-    const now = Date.now();
-    const claims = jobs.map((job, i) =>
-      claimSlot(this.store, job.id, slots[i] as number, this.engineId, job.config.overlap === 'skip', now + RUN_LEASE_MS, now).then(undefined, asError),
-    );
+    const claims = jobs.map((job, i) => this.claim(job, slots[i] as number).then(undefined, asError));
     this.track(
       Promise.all(claims).then((outcomes) => {
         for (let i = 0; i < jobs.length; i++) this.afterClaim(jobs[i] as Job, slots[i] as number, outcomes[i] as Claim | Error);
       }),
     );
+    // The turn's own count (taken when its first job was queued).
     this.untrack();
   };
 
@@ -266,17 +263,22 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     }
   }
 
-  /** One slot on its own: its lock, its claim in the store, then the run. Never throws. */
-  private async fireSlot(job: Job, slot: number): Promise<void> {
-    let claim: Claim | Error;
-    try {
-      // A lock only this engine sees adds nothing to the store's claim below (atomic for every engine sharing it).
-      if (this.locks.shared && !(await this.locks.acquire(`cron:${job.id}:${slot}`, this.engineId, this.config.lock_ttl_ms))) return;
+  /**
+   * Takes a slot: its lock (a lock only this engine sees adds nothing to the store's claim, atomic for
+   * every engine sharing the store), then its claim in the store. A lock held by another engine: `taken`.
+   */
+  private claim(job: Job, slot: number): Promise<Claim> {
+    const take = () => {
       const now = Date.now();
-      claim = await claimSlot(this.store, job.id, slot, this.engineId, job.config.overlap === 'skip', now + RUN_LEASE_MS, now);
-    } catch (err) {
-      claim = asError(err);
-    }
+      return claimSlot(this.store, job.id, slot, this.engineId, job.config.overlap === 'skip', now + RUN_LEASE_MS, now);
+    };
+    if (!this.locks.shared) return take();
+    return this.locks.acquire(`cron:${job.id}:${slot}`, this.engineId, this.config.lock_ttl_ms).then((won) => (won ? take() : 'taken'));
+  }
+
+  /** One slot on its own (after a jitter, or caught up): its lock and claim, then the run. Never throws. */
+  private async fireSlot(job: Job, slot: number): Promise<void> {
+    const claim = await this.claim(job, slot).then(undefined, asError);
     if (claim !== 'run') return this.afterClaim(job, slot, claim);
     await this.run(job, slot, false);
   }
