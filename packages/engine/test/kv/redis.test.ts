@@ -95,6 +95,30 @@ describe.skipIf(!runRedis)('redis KvStore on a shared Redis', () => {
     expect(await b.get('counters', 'hits')).toEqual({ exists: true, value: 250 });
   });
 
+  test('an update starts from what the field holds now, also after another client changed or deleted it since this store wrote it', async () => {
+    const prefix = newPrefix();
+    const a = await open(prefix);
+    const b = await open(prefix);
+    const append = (tag: string) => (c: { exists: boolean; value: unknown }) => ({
+      value: [...((c.value as string[] | null) ?? []), tag],
+      extra: c.exists,
+    });
+    await a.update('log', 'k', append('a1'));
+    await b.update('log', 'k', append('b1'));
+    // `a` last wrote ['a1']; the field now holds ['a1', 'b1'].
+    expect(await a.update('log', 'k', append('a2'))).toEqual({ existed: true, old_value: ['a1', 'b1'], new_value: ['a1', 'b1', 'a2'], extra: true });
+    const raw = new Redis(REDIS_URL);
+    try {
+      await raw.hdel(`${prefix}log`, 'k');
+      expect(await a.update('log', 'k', append('a3'))).toEqual({ existed: false, old_value: null, new_value: ['a3'], extra: false });
+      await raw.hset(`${prefix}log`, 'k', '["from elsewhere"]');
+      expect(await a.update('log', 'k', append('a4'))).toMatchObject({ old_value: ['from elsewhere'], new_value: ['from elsewhere', 'a4'] });
+    } finally {
+      await raw.quit();
+    }
+    expect(await b.get('log', 'k')).toEqual({ exists: true, value: ['from elsewhere', 'a4'] });
+  });
+
   test('layout: one hash per scope under key_prefix, field = key, value = JSON text', async () => {
     const prefix = newPrefix();
     const store = await open(prefix);

@@ -38,26 +38,39 @@ end
 return {0}`;
 
 /**
- * Compare-and-set: writes ARGV[4] only when the field still holds what the caller read (ARGV[2] = '1' and the
- * text ARGV[3], or ARGV[2] = '0' and no field). Replies 1 when written, 0 when another writer came first.
+ * Compare-and-set: writes ARGV[4] only when the field still holds what the caller expects (ARGV[2] = '1' and
+ * the text ARGV[3], or ARGV[2] = '0' and no field). Replies `{1}` when written; else what the field holds
+ * now, `{0, cur}` or `{0}` (no field), for the caller's next attempt.
  */
 const CAS_LUA = `local cur = redis.call('HGET', KEYS[1], ARGV[1])
 if ARGV[2] == '1' then
-  if cur ~= ARGV[3] then return 0 end
+  if cur ~= ARGV[3] then
+    if cur then return {0, cur} end
+    return {0}
+  end
 elseif cur then
-  return 0
+  return {0, cur}
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
 if ARGV[5] then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
-return 1`;
+return {1}`;
 
 type ScriptReply = [0] | [1, string];
+type CasReply = [1] | [0] | [0, string];
+
+/**
+ * Fields whose text this store last read or wrote, kept for `update` to start from without reading the field
+ * first (see RedisKvStore): at most this many, the least recently used dropped first.
+ */
+const KNOWN_MAX_FIELDS = 16_384;
+/** Longer texts are not kept (an update of such a value reads it first). */
+const KNOWN_MAX_TEXT = 4096;
 
 /** The client with the scripts above registered through `defineCommand` (EVALSHA, falling back to EVAL). */
 interface ScriptedRedis extends Redis {
   flintKvSet(hash: string, field: string, json: string, ...notice: string[]): Promise<ScriptReply>;
   flintKvDelete(hash: string, field: string, ...notice: string[]): Promise<ScriptReply>;
-  flintKvCas(hash: string, field: string, existed: '0' | '1', expected: string, json: string, ...notice: string[]): Promise<number>;
+  flintKvCas(hash: string, field: string, existed: '0' | '1', expected: string, json: string, ...notice: string[]): Promise<CasReply>;
 }
 
 /**
@@ -91,8 +104,11 @@ export type RedisUpdateNotice = (existed: boolean, newValue: unknown) => { chann
  * - Each write can PUBLISH a notice from inside its script (the stream adapter's frames), so that
  *   subscribers see the notices in the order the writes were stored, whichever engine made them.
  * - `update` runs the (pure, JavaScript) updater optimistically: read the field, compute, then a Lua
- *   compare-and-set writes only if the field still holds what was read; otherwise read again and retry
- *   (bounded). Updates of one key inside this store are queued locally first, so only writers in other
+ *   compare-and-set writes only if the field still holds what was read; otherwise it answers what the field
+ *   holds now and the update tries again from that. The text this store last read or wrote of a field is
+ *   kept (KNOWN_MAX_FIELDS): an update of a field this engine wrote last (a cron job's record, a counter it
+ *   alone changes) is then one round trip, the compare-and-set, and one another engine changed since costs
+ *   the same two as reading first would. The retries are bounded. Updates of one key inside this store are queued locally first, so only writers in other
  *   engines can make an attempt lose. The check is per field, so writers of other keys in the same scope
  *   never cause retries.
  * - The connection is a RedisConnection (../shared/redis-connection.ts): every command has a time-out
@@ -106,6 +122,8 @@ export class RedisKvStore implements KvStore {
   private readonly prefix: string;
   /** Tail of the queue of local `update`s per hash field (keyed by `${hash}\n${key}`). */
   private readonly updateQueues = new Map<string, Promise<unknown>>();
+  /** The text this store last read or wrote of a field (null: no field), by `${hash}\n${key}`; see `update`. */
+  private readonly known = new Map<string, string | null>();
   private closed = false;
 
   private constructor(
@@ -139,27 +157,31 @@ export class RedisKvStore implements KvStore {
 
   async get(scope: string, key: string): Promise<KvEntry> {
     const text = await this.call(() => this.redis.hget(this.hash(scope), key));
+    this.forget(scope, key);
     return text === null ? { exists: false, value: null } : { exists: true, value: this.parse(text, scope, key) };
   }
 
   async set(scope: string, key: string, value: unknown, notice?: RedisSetNotice): Promise<KvWriteResult> {
     const extra = notice ? [notice.channel, notice.before, notice.ifNew, notice.ifExisted, notice.after] : [];
+    // Whatever happens, a text kept for the field may no longer be what it holds.
+    this.forget(scope, key);
     const reply = await this.call(() => this.redis.flintKvSet(this.hash(scope), key, encode(value), ...extra));
     return this.writeResult(reply, scope, key);
   }
 
   async delete(scope: string, key: string, notice?: RedisDeleteNotice): Promise<KvWriteResult> {
     const extra = notice ? [notice.channel, notice.before, notice.after] : [];
+    this.forget(scope, key);
     const reply = await this.call(() => this.redis.flintKvDelete(this.hash(scope), key, ...extra));
     return this.writeResult(reply, scope, key);
   }
 
   update<R>(scope: string, key: string, updater: KvUpdater<R>, notice?: RedisUpdateNotice): Promise<KvUpdateResult<R>> {
-    const queueKey = `${this.hash(scope)}\n${key}`;
+    const queueKey = this.fieldKey(scope, key);
     const previous = this.updateQueues.get(queueKey) ?? Promise.resolve();
     const run = previous.then(
-      () => this.updateNow(scope, key, updater, notice),
-      () => this.updateNow(scope, key, updater, notice),
+      () => this.updateNow(scope, key, queueKey, updater, notice),
+      () => this.updateNow(scope, key, queueKey, updater, notice),
     );
     const tail = run.catch(() => {});
     this.updateQueues.set(queueKey, tail);
@@ -202,24 +224,55 @@ export class RedisKvStore implements KvStore {
 
   // -------------------------------------------------------------------------------------------
 
-  private async updateNow<R>(scope: string, key: string, updater: KvUpdater<R>, notice: RedisUpdateNotice | undefined): Promise<KvUpdateResult<R>> {
+  private async updateNow<R>(
+    scope: string,
+    key: string,
+    field: string,
+    updater: KvUpdater<R>,
+    notice: RedisUpdateNotice | undefined,
+  ): Promise<KvUpdateResult<R>> {
     const hash = this.hash(scope);
+    // Start from the text this store last saw, if it kept it: the compare-and-set checks it all the same.
+    let text: string | null | undefined = this.known.get(field);
+    if (text === undefined) text = await this.call(() => this.redis.hget(hash, key));
     for (let attempt = 1; attempt <= REDIS_UPDATE_MAX_ATTEMPTS; attempt++) {
-      const text = await this.call(() => this.redis.hget(hash, key));
-      const current: KvEntry = text === null ? { exists: false, value: null } : { exists: true, value: this.parse(text, scope, key) };
+      const expected: string | null = text;
+      const current: KvEntry = expected === null ? { exists: false, value: null } : { exists: true, value: this.parse(expected, scope, key) };
       // The updater runs outside `call`: what it throws is the caller's error, not the store's.
       const { value, extra } = updater(current);
       const message = notice?.(current.exists, value);
       const publish = message ? [message.channel, message.text] : [];
-      const written = await this.call(() => this.redis.flintKvCas(hash, key, text === null ? '0' : '1', text ?? '', encode(value), ...publish));
-      if (written === 1) return { existed: current.exists, old_value: current.value, new_value: value, extra };
-      // Another engine wrote the key between the read and the write; after a few lost races back off a little.
+      const json = encode(value);
+      this.known.delete(field);
+      const reply: CasReply = await this.call(() => this.redis.flintKvCas(hash, key, expected === null ? '0' : '1', expected ?? '', json, ...publish));
+      if (reply[0] === 1) {
+        this.keep(field, json);
+        return { existed: current.exists, old_value: current.value, new_value: value, extra };
+      }
+      // Another engine wrote the field since this store saw it: try again from what it holds now. After a few
+      // lost races, back off a little.
+      text = reply.length > 1 ? (reply[1] as string) : null;
       if (attempt >= 3) await sleep(Math.random() * Math.min(attempt * 2, 50));
     }
     throw new FlintError(
       'store_unavailable',
       `redis at ${this.url}: update of key ${JSON.stringify(key)} in scope ${JSON.stringify(scope)} gave up after ${REDIS_UPDATE_MAX_ATTEMPTS} attempts because other writers kept changing it`,
     );
+  }
+
+  private fieldKey(scope: string, key: string): string {
+    return `${this.hash(scope)}\n${key}`;
+  }
+
+  /** Keeps the text a field holds after this store's write, the least recently kept dropped first past KNOWN_MAX_FIELDS. */
+  private keep(field: string, text: string): void {
+    if (text.length > KNOWN_MAX_TEXT) return;
+    this.known.set(field, text);
+    if (this.known.size > KNOWN_MAX_FIELDS) this.known.delete(this.known.keys().next().value as string);
+  }
+
+  private forget(scope: string, key: string): void {
+    if (this.known.size > 0) this.known.delete(this.fieldKey(scope, key));
   }
 
   private hash(scope: string): string {
