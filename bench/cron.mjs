@@ -24,11 +24,13 @@
 //
 // Env: BENCH_CRON_SLOTS (10), BENCH_CRON_WARMUP_SLOTS (2), BENCH_CRON_IDLE_SECONDS (30),
 //      BENCH_CRON_CONNECTIONS (100), BENCH_CRON_FUNCTIONS (100, per connection), BENCH_CRON_PROCS (4),
+//      BENCH_CRON_BACKEND=redis (redis lock and store on BENCH_REDIS_URL, default redis://127.0.0.1:6379),
 //      BENCH_CPU_PROF=<dir> (profiles: engine-idle, engine-firing, cron-workers-<i>, croner-idle, croner-firing),
 //      BENCH_STRICT=1.
 import { fileURLToPath } from 'node:url';
 import { fixed, percentile, printTable, round } from './support/measure.mjs';
 import { childExecArgv, request, sleep, startChild, stopChild } from './support/proc.mjs';
+import { openRedis, redactUrl } from './support/redis.mjs';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const intEnv = (name, fallback, min = 1) => Math.max(min, Math.floor(Number(process.env[name] ?? fallback)) || fallback);
@@ -43,7 +45,25 @@ const EVERY_SECOND = '* * * * * *';
 /** Midnight UTC on January 1st (July 1st around the turn of the year): never during the run. */
 const YEARLY = [0, 11].includes(new Date().getUTCMonth()) ? '0 0 0 1 7 *' : '0 0 0 1 1 *';
 const SKEW_TARGET_MS = 50;
-const ENGINE_CONFIG = { modules: [{ name: 'flint-cron' }] };
+// BENCH_CRON_BACKEND=redis: the several-engines configuration (redis lock and redis store, under a prefix of
+// this run's own that is deleted at the end) on BENCH_REDIS_URL; one engine all the same.
+const BACKEND = process.env.BENCH_CRON_BACKEND === 'redis' ? 'redis' : 'memory';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_PREFIX = `flint:bench:cron:${process.pid}:`;
+const ENGINE_CONFIG = {
+  modules: [
+    BACKEND === 'redis'
+      ? {
+          name: 'flint-cron',
+          config: {
+            adapter: { name: 'redis', config: { redis_url: REDIS_URL, prefix: `${REDIS_PREFIX}lock:` } },
+            store: { name: 'redis', config: { redis_url: REDIS_URL, key_prefix: `${REDIS_PREFIX}store:` } },
+          },
+        }
+      : { name: 'flint-cron' },
+  ],
+};
+const BACKEND_TEXT = BACKEND === 'redis' ? `redis lock and redis store on ${redactUrl(REDIS_URL)}` : 'memory lock, in_memory store';
 
 const children = [];
 const start = async (file, opts) => {
@@ -269,8 +289,33 @@ const topCallbacks = (census, n = 3) =>
         .map(([k, v]) => `${v} ${k}`)
         .join(', ');
 
+/** Deletes this run's keys (BENCH_CRON_BACKEND=redis). */
+async function deleteRedisKeys() {
+  const { redis } = await openRedis(REDIS_URL);
+  if (!redis) return;
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${REDIS_PREFIX}*`, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+if (BACKEND === 'redis') {
+  const { redis, reason } = await openRedis(REDIS_URL);
+  if (!redis) {
+    console.error(`bench/cron: BENCH_CRON_BACKEND=redis, but ${reason}`);
+    process.exit(1);
+  }
+  redis.disconnect();
+}
+
 try {
-  process.stderr.write(`  cron: ${JOBS} triggers, ${CONNECTIONS} connections in ${PROCS} worker processes\n  cron: Flint idle:`);
+  process.stderr.write(`  cron: ${JOBS} triggers (${BACKEND_TEXT}), ${CONNECTIONS} connections in ${PROCS} worker processes\n  cron: Flint idle:`);
   const idle = await flintIdle();
   process.stderr.write('\n  cron: croner idle:');
   const baseIdle = await cronerIdle();
@@ -284,7 +329,7 @@ try {
   const expected = JOBS * SLOTS;
 
   console.log(
-    `\nbench/cron: ${JOBS} cron triggers (${CONNECTIONS} @flint/sdk connections × ${FUNCTIONS} functions, in ${PROCS} worker processes) on one engine (flint-cron: memory lock, in_memory store)`,
+    `\nbench/cron: ${JOBS} cron triggers (${CONNECTIONS} @flint/sdk connections × ${FUNCTIONS} functions, in ${PROCS} worker processes) on one engine (flint-cron: ${BACKEND_TEXT})`,
   );
   console.log(`baseline = ${JOBS} croner Cron jobs (default options) in one bare node process, each calling a callback that notes the time`);
   console.log(
@@ -392,6 +437,7 @@ try {
   const pickStats = (s) => ({ n: s.n, p50: round(s.p50, 1), p99: round(s.p99, 1), max: round(s.max, 1) });
   const out = {
     bench: 'cron',
+    backend: BACKEND,
     triggers: JOBS,
     connections: CONNECTIONS,
     functionsPerConnection: FUNCTIONS,
@@ -438,4 +484,5 @@ try {
   process.exitCode = 1;
 } finally {
   await Promise.all(children.map((c) => stopChild(c, 10_000)));
+  if (BACKEND === 'redis') await deleteRedisKeys();
 }
