@@ -17,9 +17,6 @@ import type { CronTriggerConfig } from './trigger-config.js';
  */
 export const RUN_LEASE_MS = 30_000;
 
-/** Jobs of one turn whose locks and claims are under way together at most (see `fireDue`). */
-const CLAIM_WAVE = 1024;
-
 /** One schedule: the triggers that share its job id (replicas) fire it once per slot. */
 interface Job {
   id: string;
@@ -210,33 +207,22 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     }
   }
 
-  /**
-   * The jobs due this turn, CLAIM_WAVE at a time: a wave's locks and claims together, then the runs of the
-   * slots it won in one loop, then the next wave. Waves keep what waits on the lock and store small (with
-   * Redis, five commands per job) so that it dies young instead of being copied into the old generation,
-   * and the first runs start after one wave's claims rather than after all of them.
-   */
+  /** The jobs due this turn: their locks and claims, then the runs of the slots won, in one loop. */
   private readonly fireDue = (): void => {
     const jobs = this.dueJobs;
     const slots = this.dueSlots;
     this.dueJobs = [];
     this.dueSlots = [];
-    // The turn's count (taken when its first job was queued) is given back once the last wave is run.
-    this.claimInWaves(jobs, slots).then(this.untrack, (err: unknown) => {
-      this.ctx.logger.error(`cron: firing the jobs due at ${new Date(slots[0] ?? 0).toISOString()} stopped: ${errorMessage(err)}`);
-      this.untrack();
-    });
+    const claims = jobs.map((job, i) => this.claim(job, slots[i] as number).then(undefined, asError));
+    this.track(
+      Promise.all(claims).then((outcomes) => {
+        // One loop, so that the frames of the runs leave as one burst per connection (FrameBatcher).
+        for (let i = 0; i < jobs.length; i++) this.afterClaim(jobs[i] as Job, slots[i] as number, outcomes[i] as Claim | Error);
+      }),
+    );
+    // The turn's own count (taken when its first job was queued).
+    this.untrack();
   };
-
-  private async claimInWaves(jobs: Job[], slots: number[]): Promise<void> {
-    for (let start = 0; start < jobs.length; start += CLAIM_WAVE) {
-      const end = Math.min(jobs.length, start + CLAIM_WAVE);
-      const claims: Promise<Claim | Error>[] = [];
-      for (let i = start; i < end; i++) claims.push(this.claim(jobs[i] as Job, slots[i] as number).then(undefined, asError));
-      const outcomes = await Promise.all(claims);
-      for (let i = start; i < end; i++) this.afterClaim(jobs[i] as Job, slots[i] as number, outcomes[i - start] as Claim | Error);
-    }
-  }
 
   /** Runs a claimed slot; says why a slot is not run when that is news (an overlap, a store failure). */
   private afterClaim(job: Job, slot: number, claim: Claim | Error): void {
