@@ -59,12 +59,12 @@ type ScriptReply = [0] | [1, string];
 type CasReply = [1] | [0] | [0, string];
 
 /**
- * Fields whose text this store last read or wrote, kept for `update` to start from without reading the field
- * first (see RedisKvStore): at most this many, the least recently used dropped first.
+ * Fields whose text an update of this store last wrote, kept for the next update to start from without
+ * reading the field first (see RedisKvStore): at most this many, the least recently written dropped first.
  */
 const KNOWN_MAX_FIELDS = 16_384;
-/** Longer texts are not kept (an update of such a value reads it first). */
-const KNOWN_MAX_TEXT = 4096;
+/** Longer texts are not kept (an update of such a value reads it first): at most 16 MiB kept in all. */
+const KNOWN_MAX_TEXT = 1024;
 
 /** The client with the scripts above registered through `defineCommand` (EVALSHA, falling back to EVAL). */
 interface ScriptedRedis extends Redis {
@@ -105,12 +105,12 @@ export type RedisUpdateNotice = (existed: boolean, newValue: unknown) => { chann
  *   subscribers see the notices in the order the writes were stored, whichever engine made them.
  * - `update` runs the (pure, JavaScript) updater optimistically: read the field, compute, then a Lua
  *   compare-and-set writes only if the field still holds what was read; otherwise it answers what the field
- *   holds now and the update tries again from that. The text this store last read or wrote of a field is
- *   kept (KNOWN_MAX_FIELDS): an update of a field this engine wrote last (a cron job's record, a counter it
- *   alone changes) is then one round trip, the compare-and-set, and one another engine changed since costs
- *   the same two as reading first would. The retries are bounded. Updates of one key inside this store are queued locally first, so only writers in other
- *   engines can make an attempt lose. The check is per field, so writers of other keys in the same scope
- *   never cause retries.
+ *   holds now and the update tries again from that (a bounded number of times). The text an update of this
+ *   store last wrote to a field is kept (`known`): the next update of that field (a cron job's record, a
+ *   counter only this engine changes) is then one round trip, the compare-and-set, and if another engine
+ *   changed the field meanwhile it costs the same two round trips as reading first. Updates of one key
+ *   inside this store are queued locally first, so only writers in other engines can make an attempt lose.
+ *   The check is per field, so writers of other keys in the same scope never cause retries.
  * - The connection is a RedisConnection (../shared/redis-connection.ts): every command has a time-out
  *   (`command_timeout_ms`), nothing is queued while Redis is down, so every call then rejects quickly with
  *   `store_unavailable`, and calls succeed again once it is back, without reopening the store.
@@ -122,8 +122,8 @@ export class RedisKvStore implements KvStore {
   private readonly prefix: string;
   /** Tail of the queue of local `update`s per hash field (keyed by `${hash}\n${key}`). */
   private readonly updateQueues = new Map<string, Promise<unknown>>();
-  /** The text this store last read or wrote of a field (null: no field), by `${hash}\n${key}`; see `update`. */
-  private readonly known = new Map<string, string | null>();
+  /** The text an update of this store last wrote to a field, by `${hash}\n${key}`; see `update`. */
+  private readonly known = new Map<string, string>();
   private closed = false;
 
   private constructor(
@@ -232,7 +232,7 @@ export class RedisKvStore implements KvStore {
     notice: RedisUpdateNotice | undefined,
   ): Promise<KvUpdateResult<R>> {
     const hash = this.hash(scope);
-    // Start from the text this store last saw, if it kept it: the compare-and-set checks it all the same.
+    // Start from the text this store last wrote, if it kept it: the compare-and-set checks it all the same.
     let text: string | null | undefined = this.known.get(field);
     if (text === undefined) text = await this.call(() => this.redis.hget(hash, key));
     for (let attempt = 1; attempt <= REDIS_UPDATE_MAX_ATTEMPTS; attempt++) {
