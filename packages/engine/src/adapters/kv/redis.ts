@@ -157,7 +157,6 @@ export class RedisKvStore implements KvStore {
 
   async get(scope: string, key: string): Promise<KvEntry> {
     const text = await this.call(() => this.redis.hget(this.hash(scope), key));
-    this.forget(scope, key);
     return text === null ? { exists: false, value: null } : { exists: true, value: this.parse(text, scope, key) };
   }
 

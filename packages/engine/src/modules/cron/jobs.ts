@@ -269,12 +269,13 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
    * every engine sharing the store), then its claim in the store. A lock held by another engine: `taken`.
    */
   private claim(job: Job, slot: number): Promise<Claim> {
-    const take = () => {
-      const now = Date.now();
-      return claimSlot(this.store, job.id, slot, this.engineId, job.config.overlap === 'skip', now + RUN_LEASE_MS, now);
-    };
-    if (!this.locks.shared) return take();
-    return this.locks.acquire(`cron:${job.id}:${slot}`, this.engineId, this.config.lock_ttl_ms).then((won) => (won ? take() : 'taken'));
+    if (!this.locks.shared) return this.claimInStore(job, slot);
+    return this.locks.acquire(`cron:${job.id}:${slot}`, this.engineId, this.config.lock_ttl_ms).then((won) => (won ? this.claimInStore(job, slot) : 'taken'));
+  }
+
+  private claimInStore(job: Job, slot: number): Promise<Claim> {
+    const now = Date.now();
+    return claimSlot(this.store, job.id, slot, this.engineId, job.config.overlap === 'skip', now + RUN_LEASE_MS, now);
   }
 
   /** One slot on its own (after a jitter, or caught up): its lock and claim, then the run. Never throws. */
