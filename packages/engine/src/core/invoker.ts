@@ -9,12 +9,12 @@ import {
   toErrorBody,
 } from '@flint/protocol';
 import { errorMessage } from '../lib/errors.js';
+import { BurstLog } from '../lib/log-burst.js';
 import { type InvocationContext, type InvokeOptions, PreparedJson } from './api/functions.js';
 import type { InvocationEvent } from './api/observe.js';
 import type { WorkerConnection } from './bridge/connection.js';
 import type { FunctionProvider, FunctionRegistry } from './functions.js';
 import type { Done, HookHub } from './hooks.js';
-import { BurstLog } from './log-burst.js';
 import type { Logger } from './logger.js';
 import { SequenceTable } from './sequence-table.js';
 import { UuidSequence } from './uuid-sequence.js';

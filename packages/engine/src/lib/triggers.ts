@@ -2,6 +2,7 @@ import { type ErrorBody, type FlintError, toErrorBody } from '@flint/protocol';
 import type { Logger } from '../core/logger.js';
 import type { AttributeValue, InvokeOptions, ModuleContext } from '../core/module-api.js';
 import { errorMessage } from './errors.js';
+import { BurstLog } from './log-burst.js';
 import { traceFields } from './trace-context.js';
 
 /** A trigger about to fire: its identity, its function and (optionally) its condition function. */
@@ -10,6 +11,31 @@ export interface FiringTrigger {
   type: string;
   function_id: string;
   condition_function_id?: string;
+}
+
+/** Failure lines of background firings written in full per second and module; the rest are counted. */
+const FAILURES_IN_FULL = 10;
+const failureLogs = new WeakMap<Logger, BurstLog>();
+
+/**
+ * The rate limit of a module's failure lines (keyed by its logger): a worker that goes away while 10,000
+ * cron jobs or queue deliveries fire at it would otherwise write 10,000 lines a second. The first ten of
+ * each second are written in full (with their trace ids); the rest become one line per second counting
+ * the failures per function. A summary still counting when the engine stops is not written.
+ */
+function failureLog(logger: Logger): BurstLog {
+  let log = failureLogs.get(logger);
+  if (!log) {
+    log = new BurstLog(logger, {
+      level: 'warn',
+      windowMs: 1000,
+      burst: FAILURES_IN_FULL,
+      keysField: 'functions',
+      summary: (n, detail) => `${n.toLocaleString('en-US')} more trigger firing${n === 1 ? '' : 's'} failed in the last second (${detail})`,
+    });
+    failureLogs.set(logger, log);
+  }
+  return log;
 }
 
 export type ConditionOutcome = { pass: true } | { pass: false; error?: FlintError };
@@ -25,6 +51,11 @@ export interface ConditionOptions extends Pick<InvokeOptions, 'timeoutMs' | 'tra
   logFields?: LogFields;
   /** Level of that line; default `warn`. */
   logLevel?: 'warn' | 'error';
+  /**
+   * Rate-limits that line (see `failureLog`), for background firings. Off for an HTTP guard, whose
+   * answer names the line by its `error_id`.
+   */
+  rateLimited?: boolean;
 }
 
 /**
@@ -51,10 +82,13 @@ export function runCondition(
       condition_function_id: conditionId,
       ...traceFields(options.traceparent),
     };
-    options.logger[options.logLevel ?? 'warn'](
-      { ...fields, ...fieldsOf(options.logFields), code: error.code },
-      `condition ${conditionId} failed: ${error.message}`,
-    );
+    const write = () =>
+      options.logger[options.logLevel ?? 'warn'](
+        { ...fields, ...fieldsOf(options.logFields), code: error.code },
+        `condition ${conditionId} failed: ${error.message}`,
+      );
+    if (options.rateLimited) failureLog(options.logger).add(conditionId, write);
+    else write();
     done({ pass: false, error });
   });
 }
@@ -76,7 +110,8 @@ export interface FireOptions extends Pick<InvokeOptions, 'timeoutMs' | 'tracepar
 /**
  * Fires a trigger the way every background trigger type does: its condition (if any), then its
  * function with `data`, reporting the firing to invocation hooks. Failures are logged with the
- * trigger id and never thrown: the outcome says what happened.
+ * trigger id (ten a second in full per module, the rest counted: see `failureLog`) and never thrown:
+ * the outcome says what happened.
  */
 export function fireTrigger(
   ctx: Pick<ModuleContext, 'invokeWith' | 'beginTrigger'>,
@@ -111,16 +146,18 @@ export function fireTriggerWith(
         return resolve({ status: 'invoked', result });
       }
       const body = toErrorBody(error);
-      options.logger.warn(
-        {
-          trigger_id: trigger.id,
-          trigger_type: trigger.type,
-          function_id: trigger.function_id,
-          ...fieldsOf(options.logFields),
-          code: body.code,
-          ...traceFields(firing.trace.traceparent),
-        },
-        `${trigger.type} trigger failed: ${errorMessage(error)}`,
+      failureLog(options.logger).add(trigger.function_id, () =>
+        options.logger.warn(
+          {
+            trigger_id: trigger.id,
+            trigger_type: trigger.type,
+            function_id: trigger.function_id,
+            ...fieldsOf(options.logFields),
+            code: body.code,
+            ...traceFields(firing.trace.traceparent),
+          },
+          `${trigger.type} trigger failed: ${errorMessage(error)}`,
+        ),
       );
       firing.end({ error: body });
       resolve({ status: 'failed', stage: 'function', error: body });
@@ -128,7 +165,7 @@ export function fireTriggerWith(
   };
   const conditionId = trigger.condition_function_id;
   if (!conditionId) return invoke();
-  runCondition(ctx, { ...trigger, condition_function_id: conditionId }, data, { ...options, ...trace }, (outcome) => {
+  runCondition(ctx, { ...trigger, condition_function_id: conditionId }, data, { ...options, ...trace, rateLimited: true }, (outcome) => {
     if (outcome.pass) return invoke();
     if (outcome.error) {
       const body = toErrorBody(outcome.error);

@@ -210,6 +210,27 @@ describe.each(SDK_KINDS)('state triggers delivered to a %s worker', (kind: SdkKi
     await waitFor(() => l.events.some((e) => e.key === 'good'), 2000, 'the next event');
   });
 
+  it('a burst of failing firings writes ten lines in full, then one line a second counting the rest per function', async () => {
+    const scope = uid('flood');
+    const l = await listen(engine, handlers, { scope }, () => {
+      throw new Error('handler exploded');
+    });
+    const writes = 60;
+    await Promise.all(Array.from({ length: writes }, (_, i) => set(scope, `k${i}`, i)));
+    await waitFor(() => l.events.length === writes, 5000, 'every event delivered');
+    const full = () => log.records.filter((r) => String(r.msg).includes('state trigger failed'));
+    const summaries = () => log.records.filter((r) => String(r.msg).includes('more trigger firing'));
+    await waitFor(() => full().length + summaries().reduce((n, r) => n + Number(r.count), 0) === writes, 4000, 'every failure written or counted');
+    // The writes may straddle two windows: each writes up to ten in full and counts the rest.
+    expect(full().length).toBeGreaterThanOrEqual(10);
+    expect(full().length).toBeLessThanOrEqual(10 * (summaries().length + 1));
+    expect(summaries().length).toBeGreaterThanOrEqual(1);
+    expect(full()[0]).toMatchObject({ level: 40, trigger_type: 'state', function_id: l.fnId, scope });
+    const summary = summaries()[0];
+    expect(summary).toMatchObject({ level: 40, module: 'flint-state', functions: { [l.fnId]: summary?.count } });
+    expect(String(summary?.msg)).toMatch(new RegExp(`^\\d+ more trigger firings? failed in the last second \\(${l.fnId}: \\d+\\)$`));
+  });
+
   it('the write answers without waiting for a slow handler', async () => {
     const scope = uid('slow');
     const gate = deferred();

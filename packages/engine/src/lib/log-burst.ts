@@ -1,4 +1,4 @@
-import type { Logger } from './logger.js';
+import type { Logger } from '../core/logger.js';
 
 /** Keys (function ids) a summary line names; the rest are counted as others. */
 const LISTED_KEYS = 10;
@@ -12,18 +12,22 @@ export interface BurstLogOptions {
   summary: (total: number, detail: string) => string;
   /** The JSON field carrying the counts per key (`functions`). */
   keysField: string;
+  /** Events written in full in each window before the rest are counted; default 1. */
+  burst?: number;
 }
 
 /**
  * One kind of log line that may come in bursts (100,000 time-outs at once), rate-limited: the first
- * event after a quiet window is logged at once as is; later ones are counted per key (a function id)
- * and written as one summary line per window, e.g. `99,999 invocations timed out in the last second
- * (a::b: 90,000, c::d: 9,999)`. A window without events ends the burst.
+ * events of each window (`burst`, default 1) are logged at once as they are; later ones are counted per
+ * key (a function id) and written as one summary line per window, e.g. `99,999 invocations timed out in
+ * the last second (a::b: 90,000, c::d: 9,999)`. A window in which nothing was counted ends the burst.
  */
 export class BurstLog {
   private counts = new Map<string, number>();
   private total = 0;
   private others = 0;
+  /** Events written in full in the current window. */
+  private written = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -31,12 +35,16 @@ export class BurstLog {
     private readonly options: BurstLogOptions,
   ) {}
 
-  /** One event under `key`; `logFirst` writes it in full when it starts a burst. */
+  /** One event under `key`; `logFirst` writes it in full when it is among the first `burst` of its window. */
   add(key: string, logFirst: () => void): void {
     if (this.timer === undefined) {
-      logFirst();
       this.timer = setTimeout(() => this.endWindow(), this.options.windowMs);
       this.timer.unref();
+      this.written = 0;
+    }
+    if (this.written < (this.options.burst ?? 1)) {
+      this.written++;
+      logFirst();
       return;
     }
     this.total++;
@@ -59,6 +67,7 @@ export class BurstLog {
       return;
     }
     this.write();
+    this.written = 0;
     this.timer = setTimeout(() => this.endWindow(), this.options.windowMs);
     this.timer.unref();
   }
