@@ -86,3 +86,23 @@ export class BurstLog {
     this.others = 0;
   }
 }
+
+const shared = new WeakMap<Logger, Map<string, BurstLog>>();
+
+/**
+ * The BurstLog named `name` of a logger (a module's), made on first use with `options`: for lines written
+ * from code that has no object of its own to keep one in (a trigger's firing, a queue's delivery).
+ */
+export function burstLogOf(logger: Logger, name: string, options: BurstLogOptions): BurstLog {
+  let logs = shared.get(logger);
+  if (!logs) {
+    logs = new Map();
+    shared.set(logger, logs);
+  }
+  let log = logs.get(name);
+  if (!log) {
+    log = new BurstLog(logger, options);
+    logs.set(name, log);
+  }
+  return log;
+}

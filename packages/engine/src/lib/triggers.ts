@@ -2,7 +2,7 @@ import { type ErrorBody, type FlintError, toErrorBody } from '@flint/protocol';
 import type { Logger } from '../core/logger.js';
 import type { AttributeValue, InvokeOptions, ModuleContext } from '../core/module-api.js';
 import { errorMessage } from './errors.js';
-import { BurstLog } from './log-burst.js';
+import { burstLogOf } from './log-burst.js';
 import { traceFields } from './trace-context.js';
 
 /** A trigger about to fire: its identity, its function and (optionally) its condition function. */
@@ -15,28 +15,21 @@ export interface FiringTrigger {
 
 /** Failure lines of background firings written in full per second and module; the rest are counted. */
 const FAILURES_IN_FULL = 10;
-const failureLogs = new WeakMap<Logger, BurstLog>();
 
 /**
- * The rate limit of a module's failure lines (keyed by its logger): a worker that goes away while 10,000
- * cron jobs or queue deliveries fire at it would otherwise write 10,000 lines a second. The first ten of
- * each second are written in full (with their trace ids); the rest become one line per second counting
- * the failures per function. A summary still counting when the engine stops is not written.
+ * The rate limit of a module's failure lines (one per module logger): a worker that goes away while
+ * 10,000 cron jobs or queue deliveries fire at it would otherwise write 10,000 lines a second. The first
+ * ten of each second are written in full (with their trace ids); the rest become one line per second
+ * counting the failures per function. A summary still counting when the engine stops is not written.
  */
-function failureLog(logger: Logger): BurstLog {
-  let log = failureLogs.get(logger);
-  if (!log) {
-    log = new BurstLog(logger, {
-      level: 'warn',
-      windowMs: 1000,
-      burst: FAILURES_IN_FULL,
-      keysField: 'functions',
-      summary: (n, detail) => `${n.toLocaleString('en-US')} more trigger firing${n === 1 ? '' : 's'} failed in the last second (${detail})`,
-    });
-    failureLogs.set(logger, log);
-  }
-  return log;
-}
+const failureLog = (logger: Logger) =>
+  burstLogOf(logger, 'trigger-failures', {
+    level: 'warn',
+    windowMs: 1000,
+    burst: FAILURES_IN_FULL,
+    keysField: 'functions',
+    summary: (n, detail) => `${n.toLocaleString('en-US')} more trigger firing${n === 1 ? '' : 's'} failed in the last second (${detail})`,
+  });
 
 export type ConditionOutcome = { pass: true } | { pass: false; error?: FlintError };
 
