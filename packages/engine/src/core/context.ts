@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { FlintError } from '@flint/protocol';
 import { errorMessage } from '../lib/errors.js';
+import { flushBurstLogs } from '../lib/log-burst.js';
 import type { AdapterTable } from './adapter-table.js';
 import type { AdapterInstance } from './api/adapters.js';
 import type { BoundListener } from './api/listen.js';
@@ -170,6 +171,8 @@ export class ModuleScope {
       }
     }
     await Promise.all(this.adapters.splice(0).map((adapter) => adapter.close().catch(log('an adapter'))));
+    // The counts of the module's rate-limited lines (trigger failures, …) not yet written.
+    flushBurstLogs(this.ctx.logger);
   }
 
   private registerTrigger(input: Parameters<ModuleContext['registerTrigger']>[0]): ModuleTrigger {

@@ -106,3 +106,8 @@ export function burstLogOf(logger: Logger, name: string, options: BurstLogOption
   }
   return log;
 }
+
+/** Writes what the BurstLogs of a logger (a module's, see `burstLogOf`) still count: at the module's stop. */
+export function flushBurstLogs(logger: Logger): void {
+  for (const log of shared.get(logger)?.values() ?? []) log.flush();
+}

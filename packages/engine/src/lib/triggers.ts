@@ -20,7 +20,7 @@ const FAILURES_IN_FULL = 10;
  * The rate limit of a module's failure lines (one per module logger): a worker that goes away while
  * 10,000 cron jobs or queue deliveries fire at it would otherwise write 10,000 lines a second. The first
  * ten of each second are written in full (with their trace ids); the rest become one line per second
- * counting the failures per function. A summary still counting when the engine stops is not written.
+ * counting the failures per function; what is still counted when the module stops is written then.
  */
 const failureLog = (logger: Logger) =>
   burstLogOf(logger, 'trigger-failures', {

@@ -231,6 +231,22 @@ describe.each(SDK_KINDS)('state triggers delivered to a %s worker', (kind: SdkKi
     expect(String(summary?.msg)).toMatch(new RegExp(`^\\d+ more trigger firings? failed in the last second \\(${l.fnId}: \\d+\\)$`));
   });
 
+  it('failures still being counted when the engine stops are written as their summary line at the stop', async () => {
+    const scope = uid('flood-stop');
+    const l = await listen(engine, handlers, { scope }, () => {
+      throw new Error('handler exploded');
+    });
+    const writes = 30;
+    await Promise.all(Array.from({ length: writes }, (_, i) => set(scope, `k${i}`, i)));
+    await waitFor(() => l.events.length === writes, 5000, 'every event delivered');
+    const failedLines = () => log.records.filter((r) => String(r.msg).includes('state trigger failed')).length;
+    await waitFor(() => failedLines() >= 10, 2000, 'the lines written in full');
+    // Well within the second the counted failures wait for: the stop writes them.
+    await engine.stop();
+    const counted = log.records.filter((r) => String(r.msg).includes('more trigger firing')).reduce((n, r) => n + Number(r.count), 0);
+    expect(failedLines() + counted).toBe(writes);
+  });
+
   it('the write answers without waiting for a slow handler', async () => {
     const scope = uid('slow');
     const gate = deferred();
