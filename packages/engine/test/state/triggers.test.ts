@@ -210,14 +210,20 @@ describe.each(SDK_KINDS)('state triggers delivered to a %s worker', (kind: SdkKi
     await waitFor(() => l.events.some((e) => e.key === 'good'), 2000, 'the next event');
   });
 
-  it('a burst of failing firings writes ten lines in full, then one line a second counting the rest per function', async () => {
+  /** `writes` writes under a new scope whose state trigger always fails; resolves once every event was delivered. */
+  async function failingWrites(writes: number): Promise<{ scope: string; l: Listener }> {
     const scope = uid('flood');
     const l = await listen(engine, handlers, { scope }, () => {
       throw new Error('handler exploded');
     });
-    const writes = 60;
     await Promise.all(Array.from({ length: writes }, (_, i) => set(scope, `k${i}`, i)));
     await waitFor(() => l.events.length === writes, 5000, 'every event delivered');
+    return { scope, l };
+  }
+
+  it('a burst of failing firings writes ten lines in full, then one line a second counting the rest per function', async () => {
+    const writes = 60;
+    const { scope, l } = await failingWrites(writes);
     const full = () => log.records.filter((r) => String(r.msg).includes('state trigger failed'));
     const summaries = () => log.records.filter((r) => String(r.msg).includes('more trigger firing'));
     await waitFor(() => full().length + summaries().reduce((n, r) => n + Number(r.count), 0) === writes, 4000, 'every failure written or counted');
@@ -232,13 +238,8 @@ describe.each(SDK_KINDS)('state triggers delivered to a %s worker', (kind: SdkKi
   });
 
   it('failures still being counted when the engine stops are written as their summary line at the stop', async () => {
-    const scope = uid('flood-stop');
-    const l = await listen(engine, handlers, { scope }, () => {
-      throw new Error('handler exploded');
-    });
     const writes = 30;
-    await Promise.all(Array.from({ length: writes }, (_, i) => set(scope, `k${i}`, i)));
-    await waitFor(() => l.events.length === writes, 5000, 'every event delivered');
+    await failingWrites(writes);
     const failedLines = () => log.records.filter((r) => String(r.msg).includes('state trigger failed')).length;
     await waitFor(() => failedLines() >= 10, 2000, 'the lines written in full');
     // Well within the second the counted failures wait for: the stop writes them.
