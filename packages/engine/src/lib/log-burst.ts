@@ -87,22 +87,23 @@ export class BurstLog {
   }
 }
 
-const shared = new WeakMap<Logger, Map<string, BurstLog>>();
+const shared = new WeakMap<Logger, Map<BurstLogOptions, BurstLog>>();
 
 /**
- * The BurstLog named `name` of a logger (a module's), made on first use with `options`: for lines written
- * from code that has no object of its own to keep one in (a trigger's firing, a queue's delivery).
+ * The BurstLog of a logger (a module's) for `options` (a constant of the code that writes the lines), made
+ * on first use: for lines written from code that has no object of its own to keep one in (a trigger's
+ * firing, a queue's delivery).
  */
-export function burstLogOf(logger: Logger, name: string, options: BurstLogOptions): BurstLog {
+export function burstLogOf(logger: Logger, options: BurstLogOptions): BurstLog {
   let logs = shared.get(logger);
   if (!logs) {
     logs = new Map();
     shared.set(logger, logs);
   }
-  let log = logs.get(name);
+  let log = logs.get(options);
   if (!log) {
     log = new BurstLog(logger, options);
-    logs.set(name, log);
+    logs.set(options, log);
   }
   return log;
 }

@@ -4,7 +4,7 @@ import type { KvStore } from '../../adapters/kv/types.js';
 import type { LockBackend } from '../../adapters/lock/types.js';
 import type { ModuleContext, TriggerRecord, TriggerTypeProvider } from '../../core/module-api.js';
 import { errorMessage } from '../../lib/errors.js';
-import { BurstLog } from '../../lib/log-burst.js';
+import { type BurstLogOptions, burstLogOf } from '../../lib/log-burst.js';
 import { type FireOutcome, type FiringTrigger, fireTriggerWith } from '../../lib/triggers.js';
 import type { CronConfig } from './config.js';
 import { type Claim, type RunRecord, claimSlot, readRecord, recordRun, renewRun } from './job-state.js';
@@ -73,25 +73,13 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
   /** The payload's times as text: the same slot and the same millisecond give the same string. */
   private readonly scheduledText = new IsoClock();
   private readonly actualText = new IsoClock();
-  /**
-   * A store or lock that goes down fails every job's slot at once (10,000 jobs, 10,000 lines a second):
-   * ten lines a second in full, then one line a second counting the rest per job.
-   */
-  private readonly notFiredLog: BurstLog;
-  private readonly notRecordedLog: BurstLog;
 
   constructor(
     private readonly ctx: ModuleContext,
     private readonly locks: LockBackend,
     private readonly store: KvStore,
     private readonly config: CronConfig,
-  ) {
-    const counted = (what: string) => (n: number, detail: string) =>
-      `${n.toLocaleString('en-US')} more cron slot${n === 1 ? '' : 's'} ${what} in the last second (${detail})`;
-    const options = { level: 'warn', windowMs: 1000, burst: 10, keysField: 'jobs' } as const;
-    this.notFiredLog = new BurstLog(ctx.logger, { ...options, summary: counted('not fired') });
-    this.notRecordedLog = new BurstLog(ctx.logger, { ...options, summary: counted('run but not recorded') });
-  }
+  ) {}
 
   registerTrigger(t: TriggerRecord<CronTriggerConfig>): void {
     const schedule = Schedule.of(t.config.expression, t.config.timezone);
@@ -144,8 +132,6 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     if (this.firing > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     this.leaseTimer = undefined;
-    this.notFiredLog.flush();
-    this.notRecordedLog.flush();
   }
 
   /** Runs a trigger now (`flint::cron::trigger`): condition applied, lock and overlap bypassed; the result is returned. */
@@ -249,7 +235,7 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
       this.ctx.logger.info(f, `cron job ${job.id}: slot ${scheduled_time} skipped, the previous run is still going (overlap: skip)`);
       return;
     }
-    this.notFiredLog.add(job.id, () =>
+    burstLogOf(this.ctx.logger, NOT_FIRED_LOG).add(job.id, () =>
       this.ctx.logger.warn(
         { ...f, code: claim instanceof FlintError ? claim.code : undefined },
         `cron job ${job.id}: slot ${scheduled_time} not fired: ${errorMessage(claim)}`,
@@ -357,7 +343,9 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
       job.lastRun = record;
       recordRun(this.store, job.id, record, this.engineId)
         .catch((err: unknown) =>
-          this.notRecordedLog.add(job.id, () => this.ctx.logger.warn({ job_id: job.id }, `cron job ${job.id}: run not recorded (${errorMessage(err)})`)),
+          burstLogOf(this.ctx.logger, NOT_RECORDED_LOG).add(job.id, () =>
+            this.ctx.logger.warn({ job_id: job.id }, `cron job ${job.id}: run not recorded (${errorMessage(err)})`),
+          ),
         )
         .finally(() => {
           this.untrack();
@@ -413,5 +401,19 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     this.leaseTimer.unref?.();
   }
 }
+
+/**
+ * A store or lock that goes down fails every job's slot at once (10,000 jobs, 10,000 lines a second): ten
+ * lines a second in full, then one line a second counting the rest per job (written at the module's stop too).
+ */
+const cronSlotLog = (what: string): BurstLogOptions => ({
+  level: 'warn',
+  windowMs: 1000,
+  burst: 10,
+  keysField: 'jobs',
+  summary: (n, detail) => `${n.toLocaleString('en-US')} more cron slot${n === 1 ? '' : 's'} ${what} in the last second (${detail})`,
+});
+const NOT_FIRED_LOG = cronSlotLog('not fired');
+const NOT_RECORDED_LOG = cronSlotLog('run but not recorded');
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));

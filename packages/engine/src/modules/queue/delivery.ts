@@ -1,7 +1,7 @@
 import type { Delivery, Settlement } from '../../adapters/queue/types.js';
 import type { ModuleContext } from '../../core/module-api.js';
 import { errorMessage } from '../../lib/errors.js';
-import { burstLogOf } from '../../lib/log-burst.js';
+import { type BurstLogOptions, burstLogOf } from '../../lib/log-burst.js';
 import { type FireOptions, type FireOutcome, type FiringTrigger, fireTriggerWith } from '../../lib/triggers.js';
 import { settleFailure } from './policy.js';
 import type { QueueCounters } from './rates.js';
@@ -77,14 +77,13 @@ export function handleDelivery(ctx: ModuleContext, target: DeliveryTarget, deliv
  * function (a handler failing every message would write one line each); the dead letters themselves
  * keep every message, its error and attempts (`engine::queue::dlq_messages`).
  */
-const deadLetterLog = (ctx: ModuleContext) =>
-  burstLogOf(ctx.logger, 'dead-letters', {
-    level: 'error',
-    windowMs: 1000,
-    burst: 10,
-    keysField: 'functions',
-    summary: (n, detail) => `${n.toLocaleString('en-US')} more message${n === 1 ? '' : 's'} moved to the dead letters in the last second (${detail})`,
-  });
+const DEAD_LETTER_LOG: BurstLogOptions = {
+  level: 'error',
+  windowMs: 1000,
+  burst: 10,
+  keysField: 'functions',
+  summary: (n, detail) => `${n.toLocaleString('en-US')} more message${n === 1 ? '' : 's'} moved to the dead letters in the last second (${detail})`,
+};
 
 /** Settles a delivery by its outcome: ack, or a failed attempt (retried later, or dead, which is logged). */
 function settleOutcome(ctx: ModuleContext, target: DeliveryTarget, delivery: Delivery, outcome: FireOutcome, settle: (s: Settlement) => void): void {
@@ -98,7 +97,7 @@ function settleOutcome(ctx: ModuleContext, target: DeliveryTarget, delivery: Del
   const settlement = settleFailure(settings, delivery.attempt, error);
   if (settlement.type === 'dead') {
     counters.dead.add();
-    deadLetterLog(ctx).add(target.trigger.function_id, () =>
+    burstLogOf(ctx.logger, DEAD_LETTER_LOG).add(target.trigger.function_id, () =>
       ctx.logger.error(
         { ...target.logFields, message_id: delivery.id, attempt: delivery.attempt, function_id: target.trigger.function_id, code: outcome.error.code },
         `message ${delivery.id} moved to the dead letters after ${delivery.attempt} attempt${delivery.attempt === 1 ? '' : 's'}: ${error}`,
