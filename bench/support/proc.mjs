@@ -7,12 +7,14 @@ import { createInterface } from 'node:readline';
  * Forks `file` with an IPC channel. Resolves with `{ child, info }` once the child prints a JSON line
  * with `ready: true` on stdout (`info` is that object); rejects with the child's `error` when it prints
  * `ready: false` instead. Other stdout lines are forwarded to stderr so that a bench's own stdout stays
- * a table plus one final JSON line.
+ * a table plus one final JSON line. `execPath`: the program that runs the child (default: this node;
+ * callgrind.mjs passes valgrind, with node and its flags in `execArgv`).
  */
-export function startChild(file, { name, args = [], execArgv = [], env = {}, timeoutMs = 20_000 } = {}) {
+export function startChild(file, { name, args = [], execArgv = [], env = {}, timeoutMs = 20_000, execPath } = {}) {
   const label = name ?? file;
   const child = fork(file, args, {
     execArgv,
+    ...(execPath ? { execPath } : {}),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
