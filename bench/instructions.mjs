@@ -15,9 +15,9 @@
 // Method, per process measured: BENCH_IR_WARMUP operations (V8 compiles the hot path by then), then
 // BENCH_IR_WINDOWS windows of BENCH_IR_OPS operations, each between `callgrind_control --zero` and
 // `--dump`; the median window is printed, with the lowest and highest. The measured node runs with
-// --single-threaded, so V8's compilers and garbage collector work on its main thread, where they are
-// counted at points set by the work done; a window with a full garbage collection in it shows as the
-// highest. What the counts leave out: the kernel's share (system calls: a write to a socket costs more
+// --single-threaded and --predictable-gc-schedule, so V8's compilers and garbage collector work on its
+// main thread, where they are counted, at points set by the work done; a window with a full garbage
+// collection in it shows as the highest. What the counts leave out: the kernel's share (system calls: a write to a socket costs more
 // than most of the JavaScript around it), and waiting. They are the CPU work of the process itself.
 //
 // Without valgrind (or callgrind_control) the bench prints why it is skipped and exits 0 (1 with
@@ -224,7 +224,7 @@ if (missing) {
   }
   if (results.length > 0) {
     console.log(
-      `\nbench/instructions: user-space instructions per operation (valgrind callgrind, node --single-threaded), 1 in flight; ${WARMUP} operations of warm-up, then the median of ${WINDOWS} windows of ${OPS} (lowest–highest)\n`,
+      `\nbench/instructions: user-space instructions per operation (valgrind callgrind, node --single-threaded --predictable-gc-schedule), 1 in flight; ${WARMUP} operations of warm-up, then the median of ${WINDOWS} windows of ${OPS} (lowest–highest)\n`,
     );
     const k = (n) => `${fixed(n / 1000, 1)} k`;
     printTable(

@@ -37,9 +37,10 @@ export async function callgrindSession() {
 
 /**
  * startChild (proc.mjs) with the child's node under callgrind. V8 runs with `--single-threaded`, so that
- * its compilers and garbage collector work on the main thread, at points that depend on the work done
- * rather than on thread scheduling: counts then repeat from run to run. Start-up under valgrind takes
- * tens of seconds, hence the long time allowed for the ready line.
+ * its compilers and garbage collector work on the main thread, and with `--predictable-gc-schedule`, so
+ * that collections come at points set by the allocations rather than by idle time and timers: counts
+ * then repeat from run to run (without it, the windows of one HTTP engine ranged over ±20%). Start-up
+ * under valgrind takes tens of seconds, hence the long time allowed for the ready line.
  */
 export function startUnderCallgrind(session, file, { name, args = [], env = {} } = {}) {
   return startChild(file, {
@@ -55,6 +56,7 @@ export function startUnderCallgrind(session, file, { name, args = [], env = {} }
       `--callgrind-out-file=${join(session.dir, 'callgrind.%p')}`,
       process.execPath,
       '--single-threaded',
+      '--predictable-gc-schedule',
     ],
     timeoutMs: 300_000,
   });
