@@ -184,6 +184,15 @@ module.exports = {
       to: { path: `${ENGINE}core/`, pathNot: `${ENGINE}core/(module-api\\.ts|logger\\.ts|api/)` },
     },
 
+    {
+      name: 'engine-loads-server-clients-on-use',
+      comment:
+        'The clients of the servers an engine may use (ioredis, amqplib, nats) are imported with import() where a connection is opened, so that an engine which uses none of them never loads them (start-up time and memory). Elsewhere only `import type`.',
+      severity: 'error',
+      from: { path: ENGINE },
+      to: { path: '(^|/)node_modules/(ioredis|amqplib|nats)/', dependencyTypesNot: ['type-only', 'dynamic-import'] },
+    },
+
     // ---- general ----
     {
       name: 'no-circular',

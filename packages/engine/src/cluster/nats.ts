@@ -1,4 +1,4 @@
-import { type NatsConnection, ErrorCode as NatsErrorCode, connect, createInbox } from 'nats';
+import type { NatsConnection } from 'nats';
 import { type ClusterTransport, PendingRequests, TransportError } from './transport.js';
 import { type BatchItem, ITEM_OVERHEAD, TurnBatches, packItems, unpackItems } from './turn-batches.js';
 
@@ -28,7 +28,6 @@ export class NatsTransport implements ClusterTransport {
   readonly shownUrl: string;
   private linkUp = true;
   private readonly listeners: ((up: boolean) => void)[] = [];
-  private readonly inbox = createInbox();
   private readonly pending = new PendingRequests();
   private readonly requests = new TurnBatches(
     (subject, items) => this.sendRequests(subject, items),
@@ -42,6 +41,8 @@ export class NatsTransport implements ClusterTransport {
   private constructor(
     private readonly nc: NatsConnection,
     url: string,
+    /** This engine's reply subjects start with it (the client's createInbox). */
+    private readonly inbox: string,
   ) {
     this.shownUrl = shown(url);
     void this.watch();
@@ -64,6 +65,8 @@ export class NatsTransport implements ClusterTransport {
 
   /** Connects; rejects with a clear message when the server cannot be reached (start-up fails then). */
   static async open(url: string, name: string, timeoutMs: number): Promise<NatsTransport> {
+    // Loaded here: an engine without a cluster on NATS never loads the client.
+    const { connect, createInbox, ErrorCode } = await import('nats');
     try {
       const nc = await connect({
         servers: url,
@@ -74,10 +77,10 @@ export class NatsTransport implements ClusterTransport {
         pingInterval: 5000,
         noAsyncTraces: true,
       });
-      return new NatsTransport(nc, url);
+      return new NatsTransport(nc, url, createInbox());
     } catch (err) {
       const code = (err as { code?: string }).code;
-      const why = code === NatsErrorCode.ConnectionRefused ? 'connection refused' : err instanceof Error ? err.message : String(err);
+      const why = code === ErrorCode.ConnectionRefused ? 'connection refused' : err instanceof Error ? err.message : String(err);
       throw new Error(`cannot reach NATS at ${shown(url)}: ${why}`);
     }
   }

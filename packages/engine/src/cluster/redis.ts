@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { type ClusterTransport, PendingRequests, TransportError } from './transport.js';
 import { type BatchItem, TurnBatches, packItems, unpackItems } from './turn-batches.js';
 
@@ -86,8 +86,10 @@ export class RedisTransport implements ClusterTransport {
       enableOfflineQueue: false,
       retryStrategy: () => 250,
     };
-    const pub = new Redis(url, options);
-    const sub = new Redis(url, { ...options, enableOfflineQueue: true });
+    // Loaded here: an engine without a cluster on Redis never loads ioredis.
+    const { Redis: RedisClient } = await import('ioredis');
+    const pub: Redis = new RedisClient(url, options);
+    const sub: Redis = new RedisClient(url, { ...options, enableOfflineQueue: true });
     // A failed first connect is reported by connect() below; later errors through the link state.
     for (const conn of [pub, sub]) conn.on('error', () => {});
     try {

@@ -1,5 +1,5 @@
 import { FlintError } from '@flint/protocol';
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { describeError } from './files.js';
 import type { AdapterLog } from './log.js';
 import { redactUrl, scrubPassword, urlPassword } from './url-text.js';
@@ -92,9 +92,11 @@ export class RedisConnection {
       // No auto-pipelining: `batchWrites` batches the writes at the socket instead, for much less work per command.
       enableAutoPipelining: false,
     };
+    // ioredis is loaded by the first Redis-backed adapter opened: an engine that uses none never loads it.
+    const { Redis: RedisClient } = await import('ioredis');
     let client: Redis;
     try {
-      client = new Redis(options.url, clientOptions);
+      client = new RedisClient(options.url, clientOptions);
     } catch (err) {
       // An unparseable URL.
       const reason = scrubPassword(describeError(err), urlPassword(options.url));

@@ -1,5 +1,5 @@
 import { FlintError } from '@flint/protocol';
-import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel, Options } from 'amqplib';
 import { describeError } from '../../shared/files.js';
 import type { AdapterLog } from '../../shared/log.js';
 import { redactUrl, urlPassword } from '../../shared/url-text.js';
@@ -206,6 +206,8 @@ export class AmqpLink {
   }
 
   private async connect(): Promise<void> {
+    // amqplib is loaded by the first connect: an engine that uses no rabbitmq adapter never loads it.
+    const { default: amqp } = await import('amqplib');
     const model = await amqp.connect(this.options.url, { timeout: this.options.connectTimeoutMs, noDelay: true });
     if (!coalesceWrites(model) && !this.toldUncoalesced) {
       this.toldUncoalesced = true;
