@@ -1,7 +1,8 @@
 // bench/instructions: user-space instructions per operation of the engine and of the SDK worker, counted
 // by valgrind's callgrind, beside the same count for the bare baseline of each, one operation in flight.
 // Wall-clock ratios on a small shared machine swing by 15-30% from run to run; instruction counts repeat
-// within about 2%, so one run tells whether a change made the hot path cheaper, and by how much.
+// within about 2% (on a machine not overloaded several times over: bench/README.md), so one run tells
+// whether a change made the hot path cheaper, and by how much.
 //
 //   invoke: this one (caller, @flint/sdk)   | engine child under callgrind (modules: [])        | echo-worker child
 //           this one (raw ws client)        | ws relay child under callgrind                    | ws echo child
