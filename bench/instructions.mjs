@@ -88,43 +88,19 @@ async function measured(session, file, opts) {
 
 const engineEnv = (modules) => ({ BENCH_ENGINE_CONFIG: JSON.stringify({ modules }) });
 
-async function invokeCase(session) {
-  const echo = await start('./support/ws-echo-server.mjs', { name: 'ws-echo' });
-  const [engine, relay] = await Promise.all([
-    measured(session, './support/engine-process.mjs', { name: 'engine', env: engineEnv([]) }),
-    measured(session, './support/ws-relay.mjs', { name: 'ws-relay', args: [echo.info.url] }),
-  ]);
-  await start('./support/echo-worker.mjs', { name: 'echo-worker', args: [engine.info.url] });
-  const caller = registerWorker(engine.info.url, { workerName: 'bench-caller', announce: false });
-  const client = new RawEchoClient(relay.info.url);
+/**
+ * Counts `flint` (an engine or an echo worker, called by a caller worker of this process through the engine
+ * at `engineUrl`) and `bare` (called by a raw ws client) at once, each process on its own core: the
+ * counts do not depend on each other's speed.
+ */
+async function countEchoes(session, engineUrl, flint, bare) {
+  const caller = registerWorker(engineUrl, { workerName: 'bench-caller', announce: false });
+  const client = new RawEchoClient(bare.info.url);
   try {
     await caller.waitConnected();
     await client.opened;
     const call = () => caller.trigger({ function_id: 'bench::echo', payload });
-    deepStrictEqual(await call(), payload);
-    deepStrictEqual(await client.call(payload), payload);
-    // Each count is of its own process: the two run at once, one per core.
-    const [flint, bare] = await Promise.all([count(session, engine, call), count(session, relay, () => client.call(payload))]);
-    return { name: 'invoke', what: 'engine per call (caller → engine → echo worker)', flint, bareLabel: 'bare ws relay', bare };
-  } finally {
-    client.close();
-    await caller.shutdown();
-  }
-}
-
-async function workerCase(session) {
-  const engine = await start('./support/engine-process.mjs', { name: 'engine', env: engineEnv([]) });
-  const [worker, echo] = await Promise.all([
-    measured(session, './support/echo-worker.mjs', { name: 'echo-worker', args: [engine.info.url] }),
-    measured(session, './support/ws-echo-server.mjs', { name: 'ws-echo' }),
-  ]);
-  const caller = registerWorker(engine.info.url, { workerName: 'bench-caller', announce: false });
-  const client = new RawEchoClient(echo.info.url);
-  try {
-    await caller.waitConnected();
-    await client.opened;
-    const call = () => caller.trigger({ function_id: 'bench::echo', payload });
-    // The worker registers once connected: wait until the engine routes to it.
+    // The echo worker registers once connected: wait until the engine routes to it.
     for (let tries = 0; ; tries++) {
       try {
         deepStrictEqual(await call(), payload);
@@ -135,12 +111,32 @@ async function workerCase(session) {
       }
     }
     deepStrictEqual(await client.call(payload), payload);
-    const [flint, bare] = await Promise.all([count(session, worker, call), count(session, echo, () => client.call(payload))]);
-    return { name: 'worker', what: 'SDK echo worker per call', flint, bareLabel: 'bare ws echo server', bare };
+    return await Promise.all([count(session, flint, call), count(session, bare, () => client.call(payload))]);
   } finally {
     client.close();
     await caller.shutdown();
   }
+}
+
+async function invokeCase(session) {
+  const echo = await start('./support/ws-echo-server.mjs', { name: 'ws-echo' });
+  const [engine, relay] = await Promise.all([
+    measured(session, './support/engine-process.mjs', { name: 'engine', env: engineEnv([]) }),
+    measured(session, './support/ws-relay.mjs', { name: 'ws-relay', args: [echo.info.url] }),
+  ]);
+  await start('./support/echo-worker.mjs', { name: 'echo-worker', args: [engine.info.url] });
+  const [flint, bare] = await countEchoes(session, engine.info.url, engine, relay);
+  return { name: 'invoke', what: 'engine per call (caller → engine → echo worker)', flint, bareLabel: 'bare ws relay', bare };
+}
+
+async function workerCase(session) {
+  const engine = await start('./support/engine-process.mjs', { name: 'engine', env: engineEnv([]) });
+  const [worker, echo] = await Promise.all([
+    measured(session, './support/echo-worker.mjs', { name: 'echo-worker', args: [engine.info.url] }),
+    measured(session, './support/ws-echo-server.mjs', { name: 'ws-echo' }),
+  ]);
+  const [flint, bare] = await countEchoes(session, engine.info.url, worker, echo);
+  return { name: 'worker', what: 'SDK echo worker per call', flint, bareLabel: 'bare ws echo server', bare };
 }
 
 /** GET `url` with `agent` (one keep-alive connection); resolves with the body of a 200 answer. */
