@@ -1,7 +1,7 @@
 // bench/instructions: user-space instructions per operation of the engine and of the SDK worker, counted
 // by valgrind's callgrind, beside the same count for the bare baseline of each, one operation in flight.
 // Wall-clock ratios on a small shared machine swing by 15-30% from run to run; instruction counts repeat
-// within about 2% (on a machine not overloaded several times over: bench/README.md), so one run tells
+// within about 1% (on a machine not overloaded several times over: bench/README.md), so one run tells
 // whether a change made the hot path cheaper, and by how much.
 //
 //   invoke: this one (caller, @flint/sdk)   | engine child under callgrind (modules: [])        | echo-worker child
@@ -18,12 +18,13 @@
 // `--dump`; the median window is printed, with the lowest and highest. The measured node runs with
 // --single-threaded and --predictable-gc-schedule, so V8's compilers and garbage collector work on its
 // main thread, where they are counted, at points set by the work done; a window with a full garbage
-// collection in it shows as the highest. What the counts leave out: the kernel's share (system calls: a write to a socket costs more
-// than most of the JavaScript around it), and waiting. They are the CPU work of the process itself.
+// collection in it shows as the highest. What the counts leave out: the kernel's share (a write to a
+// socket costs more there than most of the JavaScript around it), and waiting. They are the CPU work
+// of the process itself.
 //
 // Without valgrind (or callgrind_control) the bench prints why it is skipped and exits 0 (1 with
 // BENCH_STRICT=1). Under valgrind a process runs some 50 times slower; the processes of a case are
-// counted at once (their counts do not depend on each other's speed): about 5 minutes in all.
+// counted at once, one per core: about 5 minutes in all.
 //
 // Env: BENCH_IR_CASES (invoke,worker,http), BENCH_IR_WARMUP (10000), BENCH_IR_OPS (2000),
 //      BENCH_IR_WINDOWS (5), BENCH_STRICT=1.

@@ -1,8 +1,9 @@
 // Runs a bench child under valgrind's callgrind and reads the user-space instructions it executes
 // between two points (callgrind_control --zero, then --dump), for bench/instructions.
 //
-// Instruction counts do not depend on what else the machine is doing, so a before/after comparison of
-// one change needs a single run. What they leave out: time in the kernel (system calls) and waiting.
+// Instruction counts hardly depend on what else the machine is doing (bench/README.md, instruction
+// counts), so a before/after comparison of one change needs a single run. What they leave out: the
+// kernel's work in system calls, and waiting.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
