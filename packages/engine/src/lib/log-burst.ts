@@ -87,6 +87,15 @@ export class BurstLog {
   }
 }
 
+/**
+ * The limit of the lines a module may write in floods (trigger failures, dead letters, cron slots): the
+ * first ten of each second in full, then one line a second counting the rest per key. Below ten a second
+ * every event keeps its own line.
+ */
+export function floodLimit(level: BurstLogOptions['level'], keysField: string, summary: BurstLogOptions['summary']): BurstLogOptions {
+  return { level, windowMs: 1000, burst: 10, keysField, summary };
+}
+
 const shared = new WeakMap<Logger, Map<BurstLogOptions, BurstLog>>();
 
 /**

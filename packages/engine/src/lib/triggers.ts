@@ -2,7 +2,7 @@ import { type ErrorBody, type FlintError, toErrorBody } from '@flint/protocol';
 import type { Logger } from '../core/logger.js';
 import type { AttributeValue, InvokeOptions, ModuleContext } from '../core/module-api.js';
 import { errorMessage } from './errors.js';
-import { type BurstLogOptions, burstLogOf } from './log-burst.js';
+import { burstLogOf, floodLimit } from './log-burst.js';
 import { traceFields } from './trace-context.js';
 
 /** A trigger about to fire: its identity, its function and (optionally) its condition function. */
@@ -13,22 +13,17 @@ export interface FiringTrigger {
   condition_function_id?: string;
 }
 
-/** Failure lines of background firings written in full per second and module; the rest are counted. */
-const FAILURES_IN_FULL = 10;
-
 /**
  * The rate limit of a module's failure lines (one per module logger): a worker that goes away while
  * 10,000 cron jobs or queue deliveries fire at it would otherwise write 10,000 lines a second. The first
  * ten of each second are written in full (with their trace ids); the rest become one line per second
  * counting the failures per function; what is still counted when the module stops is written then.
  */
-const FAILURE_LOG: BurstLogOptions = {
-  level: 'warn',
-  windowMs: 1000,
-  burst: FAILURES_IN_FULL,
-  keysField: 'functions',
-  summary: (n, detail) => `${n.toLocaleString('en-US')} more trigger firing${n === 1 ? '' : 's'} failed in the last second (${detail})`,
-};
+const FAILURE_LOG = floodLimit(
+  'warn',
+  'functions',
+  (n, detail) => `${n.toLocaleString('en-US')} more trigger firing${n === 1 ? '' : 's'} failed in the last second (${detail})`,
+);
 const failureLog = (logger: Logger) => burstLogOf(logger, FAILURE_LOG);
 
 export type ConditionOutcome = { pass: true } | { pass: false; error?: FlintError };

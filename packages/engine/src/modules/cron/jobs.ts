@@ -4,7 +4,7 @@ import type { KvStore } from '../../adapters/kv/types.js';
 import type { LockBackend } from '../../adapters/lock/types.js';
 import type { ModuleContext, TriggerRecord, TriggerTypeProvider } from '../../core/module-api.js';
 import { errorMessage } from '../../lib/errors.js';
-import { type BurstLogOptions, burstLogOf } from '../../lib/log-burst.js';
+import { burstLogOf, floodLimit } from '../../lib/log-burst.js';
 import { type FireOutcome, type FiringTrigger, fireTriggerWith } from '../../lib/triggers.js';
 import type { CronConfig } from './config.js';
 import { type Claim, type RunRecord, claimSlot, readRecord, recordRun, renewRun } from './job-state.js';
@@ -406,13 +406,8 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
  * A store or lock that goes down fails every job's slot at once (10,000 jobs, 10,000 lines a second): ten
  * lines a second in full, then one line a second counting the rest per job (written at the module's stop too).
  */
-const cronSlotLog = (what: string): BurstLogOptions => ({
-  level: 'warn',
-  windowMs: 1000,
-  burst: 10,
-  keysField: 'jobs',
-  summary: (n, detail) => `${n.toLocaleString('en-US')} more cron slot${n === 1 ? '' : 's'} ${what} in the last second (${detail})`,
-});
+const cronSlotLog = (what: string) =>
+  floodLimit('warn', 'jobs', (n, detail) => `${n.toLocaleString('en-US')} more cron slot${n === 1 ? '' : 's'} ${what} in the last second (${detail})`);
 const NOT_FIRED_LOG = cronSlotLog('not fired');
 const NOT_RECORDED_LOG = cronSlotLog('run but not recorded');
 

@@ -1,7 +1,7 @@
 import type { Delivery, Settlement } from '../../adapters/queue/types.js';
 import type { ModuleContext } from '../../core/module-api.js';
 import { errorMessage } from '../../lib/errors.js';
-import { type BurstLogOptions, burstLogOf } from '../../lib/log-burst.js';
+import { burstLogOf, floodLimit } from '../../lib/log-burst.js';
 import { type FireOptions, type FireOutcome, type FiringTrigger, fireTriggerWith } from '../../lib/triggers.js';
 import { settleFailure } from './policy.js';
 import type { QueueCounters } from './rates.js';
@@ -77,13 +77,11 @@ export function handleDelivery(ctx: ModuleContext, target: DeliveryTarget, deliv
  * function (a handler failing every message would write one line each); the dead letters themselves
  * keep every message, its error and attempts (`engine::queue::dlq_messages`).
  */
-const DEAD_LETTER_LOG: BurstLogOptions = {
-  level: 'error',
-  windowMs: 1000,
-  burst: 10,
-  keysField: 'functions',
-  summary: (n, detail) => `${n.toLocaleString('en-US')} more message${n === 1 ? '' : 's'} moved to the dead letters in the last second (${detail})`,
-};
+const DEAD_LETTER_LOG = floodLimit(
+  'error',
+  'functions',
+  (n, detail) => `${n.toLocaleString('en-US')} more message${n === 1 ? '' : 's'} moved to the dead letters in the last second (${detail})`,
+);
 
 /** Settles a delivery by its outcome: ack, or a failed attempt (retried later, or dead, which is logged). */
 function settleOutcome(ctx: ModuleContext, target: DeliveryTarget, delivery: Delivery, outcome: FireOutcome, settle: (s: Settlement) => void): void {
