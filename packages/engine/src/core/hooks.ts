@@ -60,7 +60,11 @@ export class HookHub {
 
   /** Starts a trigger firing; without hooks or tracer a light object that only carries `trace` on. */
   beginTrigger(trigger: TriggerOrigin, functionId: string, caller: string | undefined, options: FiringOptions | undefined): TriggerFiring {
-    if (!this.active) return { trace: options ?? NO_TRACE, observed: false, end() {} };
+    if (!this.active) {
+      // Background firings mostly come with no trace context: one shared object for all of them.
+      if (options === undefined || (options.traceparent === undefined && options.baggage === undefined)) return UNOBSERVED;
+      return { trace: options, observed: false, end: noop };
+    }
     const event = this.event('trigger', functionId, trigger, caller, options ?? NO_TRACE, options);
     return new ObservedFiring(this, event, this.open(event), options);
   }
@@ -130,6 +134,9 @@ export class HookHub {
 }
 
 const NO_TRACE: TraceContext = Object.freeze({});
+const noop = (): void => {};
+/** A firing nobody observes, with no trace context to carry on. */
+const UNOBSERVED: TriggerFiring = Object.freeze({ trace: NO_TRACE, observed: false, end: noop });
 
 /** A firing that hooks or a tracer see: one object per firing (its end is a method, not a closure). */
 class ObservedFiring implements TriggerFiring {

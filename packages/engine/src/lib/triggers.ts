@@ -1,6 +1,6 @@
 import { type ErrorBody, type FlintError, toErrorBody } from '@flint/protocol';
 import type { Logger } from '../core/logger.js';
-import type { AttributeValue, InvokeOptions, ModuleContext } from '../core/module-api.js';
+import type { AttributeValue, FiringOptions, InvokeOptions, ModuleContext, TriggerOrigin } from '../core/module-api.js';
 import { errorMessage } from './errors.js';
 import { burstLogOf, floodLimit } from './log-burst.js';
 import { traceFields } from './trace-context.js';
@@ -11,6 +11,8 @@ export interface FiringTrigger {
   type: string;
   function_id: string;
   condition_function_id?: string;
+  /** `{id, type}` made once, for a trigger that fires often (else made per firing). */
+  origin?: TriggerOrigin;
 }
 
 /**
@@ -91,6 +93,11 @@ export interface FireOptions extends Pick<InvokeOptions, 'timeoutMs' | 'tracepar
   /** The firing's span name and attributes, for the tracer (see FiringOptions). */
   spanName?: string;
   attributes?: Record<string, AttributeValue>;
+  /**
+   * Instead of the three fields above: the firing's options as an object of the caller's, read only when
+   * the firing is observed (its attributes may be a getter, made only for a tracer).
+   */
+  firing?: FiringOptions;
   /** Fields added to the log line of a failure (`{scope, key}` of a state change, …). */
   logFields?: LogFields;
 }
@@ -118,17 +125,16 @@ export function fireTriggerWith(
   options: FireOptions,
   resolve: (outcome: FireOutcome) => void,
 ): void {
-  const origin = { id: trigger.id, type: trigger.type };
-  const firing = ctx.beginTrigger(origin, trigger.function_id, {
-    traceparent: options.traceparent,
-    baggage: options.baggage,
-    name: options.spanName,
-    attributes: options.attributes,
-  });
+  const origin = trigger.origin ?? { id: trigger.id, type: trigger.type };
+  const firing = ctx.beginTrigger(
+    origin,
+    trigger.function_id,
+    options.firing ?? { traceparent: options.traceparent, baggage: options.baggage, name: options.spanName, attributes: options.attributes },
+  );
   // The condition and the function run under the firing's span.
-  const trace = { timeoutMs: options.timeoutMs, traceparent: firing.trace.traceparent, baggage: firing.trace.baggage };
+  const trace = { timeoutMs: options.timeoutMs, traceparent: firing.trace.traceparent, baggage: firing.trace.baggage, trigger: origin };
   const invoke = () => {
-    ctx.invokeWith(trigger.function_id, data, { ...trace, trigger: origin }, (error, result) => {
+    ctx.invokeWith(trigger.function_id, data, trace, (error, result) => {
       if (!error) {
         firing.end();
         return resolve({ status: 'invoked', result });
@@ -153,7 +159,16 @@ export function fireTriggerWith(
   };
   const conditionId = trigger.condition_function_id;
   if (!conditionId) return invoke();
-  runCondition(ctx, { ...trigger, condition_function_id: conditionId }, data, { ...options, ...trace, rateLimited: true }, (outcome) => {
+  // Named field by field: `options` may be an object whose fields are getters (a spread copies only own fields).
+  const conditionOptions: ConditionOptions = {
+    logger: options.logger,
+    logFields: () => fieldsOf(options.logFields) ?? {},
+    timeoutMs: trace.timeoutMs,
+    traceparent: trace.traceparent,
+    baggage: trace.baggage,
+    rateLimited: true,
+  };
+  runCondition(ctx, { ...trigger, condition_function_id: conditionId }, data, conditionOptions, (outcome) => {
     if (outcome.pass) return invoke();
     if (outcome.error) {
       const body = toErrorBody(outcome.error);

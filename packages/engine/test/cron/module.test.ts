@@ -7,6 +7,7 @@ import type { Engine } from '@flint/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup } from '../support/cleanup.js';
 import { SDK_KINDS, startTestEngine, startWorker } from '../support/harness.js';
+import { LEVEL, type LogRecord, captureLog } from '../support/log-capture.js';
 import { sleep, uid, waitFor } from '../support/util.js';
 
 afterEach(cleanup);
@@ -167,6 +168,45 @@ describe.each(SDK_KINDS)('flint-cron with a %s worker', (kind) => {
     expect(calls[0]?.manual).toBe(true);
     const after = ((await engine.invoke('engine::cron::list', {})) as { triggers: typeof listing }).triggers.find((t) => t.function_id === fn);
     expect(after?.last_run).toMatchObject({ manual: true, outcome: 'ok' });
+  });
+});
+
+describe('flint-cron failures', () => {
+  it('a failing condition or function is logged with the job and slot, recorded as failed, and the job goes on firing', async () => {
+    const log = captureLog('warn');
+    const engine = await startTestEngine({ modules: [{ name: 'flint-cron' }] }, { logger: log.logger });
+    const failing = uid('cron::failing');
+    const guarded = uid('cron::guarded');
+    const cond = uid('cron::broken-condition');
+    let failingRuns = 0;
+    let guardedRuns = 0;
+    await startWorker('flint', engine, (w) => {
+      w.registerFunction(failing, () => {
+        failingRuns++;
+        throw new Error('boom');
+      });
+      w.registerFunction(guarded, () => {
+        guardedRuns++;
+        return null;
+      });
+      w.registerFunction(cond, () => {
+        throw new Error('condition broke');
+      });
+      w.registerTrigger({ type: 'cron', function_id: failing, config: { expression: '* * * * * *' } });
+      w.registerTrigger({ type: 'cron', function_id: guarded, config: { expression: '* * * * * *', condition_function_id: cond } });
+    });
+    const lines = (fn: string) => log.records.filter((r) => r.function_id === fn && r.level === LEVEL.warn);
+    await waitFor(() => failingRuns >= 2 && lines(failing).length >= 2 && lines(guarded).length >= 2, 6000, 'two failed slots of each job');
+    const fnLine = lines(failing)[0] as LogRecord;
+    expect(fnLine.msg).toMatch(/^cron trigger failed: .*boom/);
+    expect(fnLine).toMatchObject({ trigger_type: 'cron', job_id: expect.stringContaining(failing), manual: false });
+    expect(fnLine.scheduled_time).toMatch(ISO_WITH_OFFSET);
+    const condLine = lines(guarded)[0] as LogRecord;
+    expect(condLine.msg).toMatch(new RegExp(`^condition ${cond.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} failed: .*condition broke`));
+    expect(condLine).toMatchObject({ trigger_type: 'cron', condition_function_id: cond, job_id: expect.stringContaining(guarded), manual: false });
+    expect(guardedRuns).toBe(0);
+    const listing = ((await engine.invoke('engine::cron::list', {})) as { triggers: { function_id: string; last_run: unknown }[] }).triggers;
+    for (const fn of [failing, guarded]) expect(listing.find((t) => t.function_id === fn)?.last_run).toMatchObject({ manual: false, outcome: 'failed' });
   });
 });
 

@@ -105,7 +105,12 @@ describe('ctx.registry', () => {
     const triggerId = (await listTriggers(engine))[0]?.id as string;
     expect(triggerId).toBeTypeOf('string');
 
-    await waitFor(() => events.some((e) => e.type === 'worker_metadata_updated'), 1000, 'the metadata update');
+    // The trigger is applied once the worker's provider took it: that answer may come after the metadata.
+    await waitFor(
+      () => events.some((e) => e.type === 'worker_metadata_updated') && events.some((e) => e.type === 'trigger_updated'),
+      2000,
+      'the metadata update and the trigger applied',
+    );
     expect(events[0]).toEqual({ type: 'worker_connected', worker_id: id });
     expect([...events].sort((a, b) => a.type.localeCompare(b.type))).toEqual([
       { type: 'function_added', function_id: 'w::one' },

@@ -2,10 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { FlintError } from '@flint/protocol';
 import type { KvStore } from '../../adapters/kv/types.js';
 import type { LockBackend } from '../../adapters/lock/types.js';
-import type { ModuleContext, TriggerRecord, TriggerTypeProvider } from '../../core/module-api.js';
+import type { Logger } from '../../core/logger.js';
+import {
+  type AttributeValue,
+  type FiringOptions,
+  type ModuleContext,
+  PreparedJson,
+  type TriggerRecord,
+  type TriggerTypeProvider,
+} from '../../core/module-api.js';
 import { errorMessage } from '../../lib/errors.js';
 import { burstLogOf, floodLimit } from '../../lib/log-burst.js';
-import { type FireOutcome, type FiringTrigger, fireTriggerWith } from '../../lib/triggers.js';
+import { type FireOptions, type FireOutcome, type FiringTrigger, fireTriggerWith } from '../../lib/triggers.js';
 import type { CronConfig } from './config.js';
 import { type Claim, type RunRecord, claimSlot, readRecord, recordRun, renewRun } from './job-state.js';
 import { IsoClock, Schedule, isoInZone, jobIdOf } from './schedule.js';
@@ -32,6 +40,8 @@ interface Job {
   lastRun: RunRecord | undefined;
   /** What a firing names (the first trigger), made again when the triggers change. */
   firingTrigger: FiringTrigger | undefined;
+  /** The payload's JSON up to its times (`trigger` and `job_id`), made with `firingTrigger`. */
+  payloadHead: string;
   spanName: string;
 }
 
@@ -64,7 +74,7 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
   private firing = 0;
   private idle: (() => void)[] = [];
   /** Scheduled runs under way, their leases renewed together by one interval (see RUN_LEASE_MS). */
-  private readonly leases = new Set<{ job: Job; slot: number; since: number }>();
+  private readonly leases = new Set<CronRun>();
   private leaseTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   /** Jobs whose slot came in this turn, claimed and run together (see `due`), and their slots. */
@@ -96,6 +106,7 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
         timer: undefined,
         lastRun: undefined,
         firingTrigger: undefined,
+        payloadHead: '',
         spanName: `cron ${t.config.expression}`,
       };
       this.jobs.set(id, job);
@@ -182,6 +193,14 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     job.timer = job.next === undefined ? undefined : this.timer.add(job.next, job);
   }
 
+  /** The next slot of each job fired in `slots` (and still registered). */
+  private planAfter(jobs: Job[], slots: number[]): void {
+    for (let i = 0; i < jobs.length; i++) {
+      const job = jobs[i] as Job;
+      if (!this.stopped && this.jobs.get(job.id) === job) this.plan(job, slots[i] as number);
+    }
+  }
+
   /** After its catch-up: the job's timer, from the latest slot that came meanwhile (if any) or its next one. */
   private resume(job: Job): void {
     if (this.stopped || this.jobs.get(job.id) !== job || job.next === undefined) return;
@@ -192,10 +211,11 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
 
   private due(job: Job, slot: number): void {
     if (this.stopped || this.jobs.get(job.id) !== job) return;
-    this.plan(job, slot);
     const jitter = job.config.jitter_ms > 0 ? Math.floor(Math.random() * (job.config.jitter_ms + 1)) : 0;
-    if (jitter > 0) setTimeout(() => this.track(this.fireSlot(job, slot)), jitter).unref?.();
-    else {
+    if (jitter > 0) {
+      this.plan(job, slot);
+      setTimeout(() => this.track(this.fireSlot(job, slot)), jitter).unref?.();
+    } else {
       // Every job due now is known once the timer has handed them all over: they are locked and claimed
       // together, then run in one go (a slot of 10,000 jobs is one burst, not 10,000 chains of promises).
       if (this.dueJobs.length === 0) {
@@ -221,6 +241,10 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
         for (let i = 0; i < jobs.length; i++) this.afterClaim(jobs[i] as Job, slots[i] as number, outcomes[i] as Claim | Error);
       }),
     );
+    // Each job's next slot in the next turn: working out 10,000 next times first would hold the whole slot
+    // back. Claims in an in-process store are answered, and their runs started, in this turn; claims of a
+    // store across the network come back later, and the next slots are then planned without waiting for them.
+    setImmediate(() => this.planAfter(jobs, slots));
     // The turn's own count (taken when its first job was queued).
     this.untrack();
   };
@@ -305,68 +329,67 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     const tz = job.config.timezone;
     const trigger = this.firingTriggerOf(job);
     const scheduled_time = this.scheduledText.of(slot, tz);
-    const payload = {
-      trigger: { id: trigger.id, type: 'cron', expression: job.config.expression, timezone: tz },
-      job_id: job.id,
-      scheduled_time,
-      actual_time: this.actualText.of(startedAt, tz),
-      manual,
-    };
+    // The payload `{trigger: {id, type, expression, timezone}, job_id, scheduled_time, actual_time, manual}`
+    // as JSON: the job's part is written once (firingTriggerOf), the times (ISO-8601, nothing to escape) per run.
+    const payload = new PreparedJson(
+      `${job.payloadHead}"scheduled_time":"${scheduled_time}","actual_time":"${this.actualText.of(startedAt, tz)}","manual":${manual}}`,
+    );
+    const run = new CronRun(this, job, slot, scheduled_time, manual, startedAt, done);
     // Manual runs do not hold the job (overlap applies to scheduled slots): only a claimed slot's run renews.
-    const lease = manual ? undefined : { job, slot, since: startedAt };
-    if (lease) this.holdLease(lease);
-    const options = {
-      logger: this.ctx.logger,
-      timeoutMs: this.config.run_timeout_ms,
-      logFields: { job_id: job.id, scheduled_time, manual },
-      spanName: job.spanName,
-      attributes: {
-        'flint.cron.job_id': job.id,
-        'flint.cron.expression': job.config.expression,
-        'flint.cron.scheduled_time': scheduled_time,
-        'flint.cron.manual': manual,
-      },
-    };
-    let ended = false;
-    const end = (outcome: FireOutcome) => {
-      if (ended) return;
-      ended = true;
-      if (lease) this.leases.delete(lease);
-      const record: RunRecord = {
-        slot,
-        manual,
-        started_at: startedAt,
-        duration_ms: Date.now() - startedAt,
-        outcome: outcome.status === 'invoked' ? 'ok' : outcome.status === 'skipped' ? 'skipped' : 'failed',
-      };
-      if (outcome.status === 'failed') record.error = { code: outcome.error.code, message: outcome.error.message };
-      job.lastRun = record;
-      recordRun(this.store, job.id, record, this.engineId)
-        .catch((err: unknown) =>
-          burstLogOf(this.ctx.logger, NOT_RECORDED_LOG).add(job.id, () =>
-            this.ctx.logger.warn({ job_id: job.id }, `cron job ${job.id}: run not recorded (${errorMessage(err)})`),
-          ),
-        )
-        .finally(() => {
-          this.untrack();
-          done?.(outcome);
-        });
-    };
+    if (!manual) this.holdLease(run);
     try {
-      fireTriggerWith(this.ctx, trigger, payload, options, end);
+      fireTriggerWith(this.ctx, trigger, payload, run, run.end);
     } catch (err) {
       // Not expected (a firing reports its failures to `end`); the run must still end, or `drain` would wait for ever.
-      end({ status: 'failed', stage: 'function', error: { code: 'internal_error', message: errorMessage(err) } });
+      run.end({ status: 'failed', stage: 'function', error: { code: 'internal_error', message: errorMessage(err) } });
     }
   }
 
-  /** What a firing of the job names: its first trigger. */
+  /** A run's end (once): its record, then `drain` no longer waits for it. */
+  ended(run: CronRun, outcome: FireOutcome): void {
+    const { job, slot, manual, since } = run;
+    if (!manual) this.leases.delete(run);
+    const record: RunRecord = {
+      slot,
+      manual,
+      started_at: since,
+      duration_ms: Date.now() - since,
+      outcome: outcome.status === 'invoked' ? 'ok' : outcome.status === 'skipped' ? 'skipped' : 'failed',
+    };
+    if (outcome.status === 'failed') record.error = { code: outcome.error.code, message: outcome.error.message };
+    job.lastRun = record;
+    recordRun(this.store, job.id, record, this.engineId)
+      .catch((err: unknown) =>
+        burstLogOf(this.ctx.logger, NOT_RECORDED_LOG).add(job.id, () =>
+          this.ctx.logger.warn({ job_id: job.id }, `cron job ${job.id}: run not recorded (${errorMessage(err)})`),
+        ),
+      )
+      .finally(() => {
+        this.untrack();
+        run.done?.(outcome);
+      });
+  }
+
+  get logger(): Logger {
+    return this.ctx.logger;
+  }
+
+  get runTimeoutMs(): number {
+    return this.config.run_timeout_ms;
+  }
+
+  /** What a firing of the job names: its first trigger (and the payload's part that says so). */
   private firingTriggerOf(job: Job): FiringTrigger {
-    job.firingTrigger ??= {
-      id: job.triggers[0] ?? job.id,
+    if (job.firingTrigger) return job.firingTrigger;
+    const id = job.triggers[0] ?? job.id;
+    const { expression, timezone } = job.config;
+    job.payloadHead = `{"trigger":${JSON.stringify({ id, type: 'cron', expression, timezone })},"job_id":${JSON.stringify(job.id)},`;
+    job.firingTrigger = {
+      id,
       type: 'cron',
       function_id: job.function_id,
       condition_function_id: job.config.condition_function_id,
+      origin: { id, type: 'cron' },
     };
     return job.firingTrigger;
   }
@@ -381,7 +404,7 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
   };
 
   /** Keeps a run's lease in the store alive while it goes: one interval for every run under way. */
-  private holdLease(lease: { job: Job; slot: number; since: number }): void {
+  private holdLease(lease: CronRun): void {
     this.leases.add(lease);
     if (this.leaseTimer || this.stopped) return;
     this.leaseTimer = setInterval(() => {
@@ -412,3 +435,60 @@ const NOT_FIRED_LOG = cronSlotLog('not fired');
 const NOT_RECORDED_LOG = cronSlotLog('run but not recorded');
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
+
+/**
+ * One run of a job: its lease while it goes (see RUN_LEASE_MS), and the options of its firing, with the
+ * failure log's fields and the span's attributes made only when read (on a failure, for a tracer). One
+ * object per run: a slot of 10,000 jobs keeps 10,000 of them alive until their answers come.
+ */
+class CronRun implements FireOptions, FiringOptions {
+  readonly traceparent = undefined;
+  readonly baggage = undefined;
+  private over = false;
+
+  constructor(
+    private readonly owner: CronJobs,
+    readonly job: Job,
+    readonly slot: number,
+    private readonly scheduledTime: string,
+    readonly manual: boolean,
+    /** When the run started. */
+    readonly since: number,
+    readonly done: ((outcome: FireOutcome) => void) | undefined,
+  ) {}
+
+  readonly end = (outcome: FireOutcome): void => {
+    if (this.over) return;
+    this.over = true;
+    this.owner.ended(this, outcome);
+  };
+
+  get logger(): Logger {
+    return this.owner.logger;
+  }
+
+  get timeoutMs(): number {
+    return this.owner.runTimeoutMs;
+  }
+
+  get firing(): FiringOptions {
+    return this;
+  }
+
+  get name(): string {
+    return this.job.spanName;
+  }
+
+  get logFields(): Record<string, unknown> {
+    return { job_id: this.job.id, scheduled_time: this.scheduledTime, manual: this.manual };
+  }
+
+  get attributes(): Record<string, AttributeValue> {
+    return {
+      'flint.cron.job_id': this.job.id,
+      'flint.cron.expression': this.job.config.expression,
+      'flint.cron.scheduled_time': this.scheduledTime,
+      'flint.cron.manual': this.manual,
+    };
+  }
+}

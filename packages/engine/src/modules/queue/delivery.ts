@@ -1,5 +1,6 @@
 import type { Delivery, Settlement } from '../../adapters/queue/types.js';
-import type { ModuleContext } from '../../core/module-api.js';
+import type { Logger } from '../../core/logger.js';
+import type { AttributeValue, FiringOptions, ModuleContext } from '../../core/module-api.js';
 import { errorMessage } from '../../lib/errors.js';
 import { burstLogOf, floodLimit } from '../../lib/log-burst.js';
 import { type FireOptions, type FireOutcome, type FiringTrigger, fireTriggerWith } from '../../lib/triggers.js';
@@ -30,46 +31,92 @@ export function handleDelivery(ctx: ModuleContext, target: DeliveryTarget, deliv
     settle({ type: 'defer', delayMs: wait });
     return done();
   }
-  const options: FireOptions = {
-    logger: ctx.logger,
-    timeoutMs: settings.visibilityTimeoutMs,
-    traceparent: delivery.traceparent,
-    baggage: delivery.baggage,
-    // Built only when a line is logged: most deliveries log nothing.
-    logFields: () => ({ ...target.logFields, message_id: delivery.id, attempt: delivery.attempt }),
-    spanName: `process ${target.spanTarget}`,
-    attributes: {
+  const run = new DeliveryRun(ctx, target, delivery, settle, done);
+  try {
+    fireTriggerWith(ctx, target.trigger, delivery.data, run, run.end);
+  } catch (err) {
+    run.end({ status: 'failed', stage: 'function', error: { code: 'internal_error', message: errorMessage(err) } });
+  }
+  run.returned = true;
+}
+
+/**
+ * One delivery being handled: the options of its firing, with the log line's fields and the span's name
+ * and attributes made only when read (a failure, a tracer), and its end. One object per message in hand
+ * (a callback rather than a promise chain: this runs for every message).
+ */
+class DeliveryRun implements FireOptions, FiringOptions {
+  /** fireTriggerWith has returned (see `end`). */
+  returned = false;
+  private over = false;
+
+  constructor(
+    private readonly ctx: ModuleContext,
+    private readonly target: DeliveryTarget,
+    private readonly delivery: Delivery,
+    private readonly settle: (s: Settlement) => void,
+    private readonly done: () => void,
+  ) {}
+
+  /**
+   * An outcome known at once (no such function) is handled on a microtask, as a promise would: an adapter
+   * that delivers the next message from within a settlement never does so on an ever deeper stack.
+   */
+  readonly end = (outcome: FireOutcome): void => {
+    if (this.over) return;
+    this.over = true;
+    if (this.returned) this.finish(outcome);
+    else queueMicrotask(() => this.finish(outcome));
+  };
+
+  get logger(): Logger {
+    return this.ctx.logger;
+  }
+
+  get timeoutMs(): number {
+    return this.target.settings.visibilityTimeoutMs;
+  }
+
+  get traceparent(): string | undefined {
+    return this.delivery.traceparent;
+  }
+
+  get baggage(): string | undefined {
+    return this.delivery.baggage;
+  }
+
+  get firing(): FiringOptions {
+    return this;
+  }
+
+  get name(): string {
+    return `process ${this.target.spanTarget}`;
+  }
+
+  get logFields(): Record<string, unknown> {
+    return { ...this.target.logFields, message_id: this.delivery.id, attempt: this.delivery.attempt };
+  }
+
+  get attributes(): Record<string, AttributeValue> {
+    return {
       'messaging.system': 'flint',
       'messaging.operation.type': 'process',
-      'messaging.destination.name': target.spanTarget,
-      'messaging.message.id': delivery.id,
-      'flint.queue.attempt': delivery.attempt,
-    },
-  };
-  const finish = (outcome: FireOutcome) => {
-    try {
-      settleOutcome(ctx, target, delivery, outcome, settle);
-    } catch (err) {
-      settle(settleFailure(settings, delivery.attempt, `internal_error: ${errorMessage(err)}`));
-    } finally {
-      done();
-    }
-  };
-  // A callback rather than a promise chain: this runs for every message. An outcome known at once (no
-  // such function) is handled on a microtask, as the promise did: an adapter that delivers the next
-  // message from within a settlement never does so on an ever deeper stack. What goes wrong in here
-  // (never the handler's failure, which is an outcome) is a failed attempt too.
-  let returned = false;
-  try {
-    fireTriggerWith(ctx, target.trigger, delivery.data, options, (outcome) => {
-      if (returned) finish(outcome);
-      else queueMicrotask(() => finish(outcome));
-    });
-  } catch (err) {
-    const error: FireOutcome = { status: 'failed', stage: 'function', error: { code: 'internal_error', message: errorMessage(err) } };
-    queueMicrotask(() => finish(error));
+      'messaging.destination.name': this.target.spanTarget,
+      'messaging.message.id': this.delivery.id,
+      'flint.queue.attempt': this.delivery.attempt,
+    };
   }
-  returned = true;
+
+  /** What goes wrong in here (never the handler's failure, which is an outcome) is a failed attempt too. */
+  private finish(outcome: FireOutcome): void {
+    try {
+      settleOutcome(this.ctx, this.target, this.delivery, outcome, this.settle);
+    } catch (err) {
+      this.settle(settleFailure(this.target.settings, this.delivery.attempt, `internal_error: ${errorMessage(err)}`));
+    } finally {
+      this.done();
+    }
+  }
 }
 
 /**
@@ -83,12 +130,14 @@ const DEAD_LETTER_LOG = floodLimit(
   (n, detail) => `${n.toLocaleString('en-US')} more message${n === 1 ? '' : 's'} moved to the dead letters in the last second (${detail})`,
 );
 
+const ACK: Settlement = Object.freeze({ type: 'ack' });
+
 /** Settles a delivery by its outcome: ack, or a failed attempt (retried later, or dead, which is logged). */
 function settleOutcome(ctx: ModuleContext, target: DeliveryTarget, delivery: Delivery, outcome: FireOutcome, settle: (s: Settlement) => void): void {
   const { settings, counters } = target;
   if (outcome.status !== 'failed') {
     counters.handled.add();
-    return settle({ type: 'ack' });
+    return settle(ACK);
   }
   counters.failed.add();
   const error = `${outcome.error.code}: ${outcome.error.message}`;

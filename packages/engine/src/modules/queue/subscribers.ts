@@ -38,7 +38,13 @@ export class Subscribers implements TriggerTypeProvider<SubscriberConfig> {
     await this.backend.bind(topic, queue, { fifo: settings.fifo, groupField: settings.groupField });
     this.subs.get(t.id)?.consumer.stop();
     const target = {
-      trigger: { id: t.id, type: t.type, function_id: t.function_id, condition_function_id: t.config.condition_function_id },
+      trigger: {
+        id: t.id,
+        type: t.type,
+        function_id: t.function_id,
+        condition_function_id: t.config.condition_function_id,
+        origin: { id: t.id, type: t.type },
+      },
       settings,
       counters: this.counters.of(queue),
       logFields: { topic },
