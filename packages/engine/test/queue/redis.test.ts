@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type Delivery, type QueueBackend, type Settlement, openAdapter } from '@flint/engine';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { REDIS_URL } from '../support/queue/backends.js';
 import { SpareRedisServer, deleteKeysWithPrefix } from '../support/services/redis-server.js';
@@ -51,6 +52,31 @@ describe.skipIf(!runRedis)('redis queue backend: engines sharing one Redis', () 
     for (const child of children.splice(0)) child.kill('SIGKILL');
     for (const q of opened.splice(0)) await q.close();
     for (const prefix of prefixes.splice(0)) await deleteKeysWithPrefix(REDIS_URL, prefix);
+  });
+
+  test('a message stored in the older layout (data first) is delivered with its data and function id', async () => {
+    const prefix = newPrefix();
+    const q = await engine(prefix);
+    const { id } = await q.publish('old', { data: { placeholder: true } });
+    const redis = new Redis(REDIS_URL);
+    try {
+      // What an engine of the earlier layout wrote: `d` first, then the publish time and the function.
+      await redis.hset(`${prefix}:q:old:m:${id}`, 'd', JSON.stringify({ d: { n: 7, text: 'as before' }, t: Date.now(), f: 'fn::old' }));
+    } finally {
+      redis.disconnect();
+    }
+    const got: Delivery[] = [];
+    q.consume('old', { concurrency: 1, fifo: false, visibilityTimeoutMs: 30_000 }, (d, settle) => {
+      got.push(d);
+      settle({ type: 'ack' });
+    });
+    await waitFor(() => got.length === 1, 5000, 'the delivery');
+    expect(got[0]?.data).toEqual({ n: 7, text: 'as before' });
+    expect(got[0]?.functionId).toBe('fn::old');
+    // Stored now: the data as JSON text beside its value, for the call's frame.
+    const { id: fresh } = await q.publish('old', { data: { n: 8 }, functionId: 'fn::new' });
+    await waitFor(() => got.length === 2, 5000, 'the second delivery');
+    expect(got[1]).toMatchObject({ id: fresh, data: { n: 8 }, dataJson: '{"n":8}', functionId: 'fn::new' });
   });
 
   test('two engines compete on one queue: each message is delivered once, to one of them', async () => {

@@ -28,6 +28,11 @@ export interface Delivery {
   /** The message's id in its queue: what the dead-letter operations take. Unique per queue. */
   id: string;
   data: unknown;
+  /**
+   * The data as the JSON text the backend holds it in, when it does (redis): a delivery's call takes it as
+   * it is, and `data` is then only parsed when read.
+   */
+  dataJson?: string;
   /** 1 on the first delivery; retries and lease expiries count up. */
   attempt: number;
   /** When the message was stored (ms since the epoch). */

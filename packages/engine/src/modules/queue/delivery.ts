@@ -1,6 +1,6 @@
 import type { Delivery, Settlement } from '../../adapters/queue/types.js';
 import type { Logger } from '../../core/logger.js';
-import type { AttributeValue, FiringOptions, ModuleContext } from '../../core/module-api.js';
+import { type AttributeValue, type FiringOptions, type ModuleContext, PreparedJson } from '../../core/module-api.js';
 import { errorMessage } from '../../lib/errors.js';
 import { burstLogOf, floodLimit } from '../../lib/log-burst.js';
 import { type FireOptions, type FireOutcome, type FiringTrigger, fireTriggerWith } from '../../lib/triggers.js';
@@ -33,7 +33,9 @@ export function handleDelivery(ctx: ModuleContext, target: DeliveryTarget, deliv
   }
   const run = new DeliveryRun(ctx, target, delivery, settle, done);
   try {
-    fireTriggerWith(ctx, target.trigger, delivery.data, run, run.end);
+    // Data the backend holds as JSON text goes into the call's frame as it is.
+    const data = delivery.dataJson === undefined ? delivery.data : new PreparedJson(delivery.dataJson);
+    fireTriggerWith(ctx, target.trigger, data, run, run.end);
   } catch (err) {
     run.end({ status: 'failed', stage: 'function', error: { code: 'internal_error', message: errorMessage(err) } });
   }

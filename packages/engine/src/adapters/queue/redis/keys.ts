@@ -21,9 +21,13 @@ export function decodeName(encoded: string): string {
   return encoded.replace(/%(25|3A)/g, (_, hex: string) => (hex === '25' ? '%' : ':'));
 }
 
+/** Queue keys kept at most by a QueueKeys (the queues of an engine are its bindings and named queues). */
+const MAX_KEPT_KEYS = 10_000;
+
 export class QueueKeys {
   readonly topics: string;
   readonly deadQueues: string;
+  private readonly queueKeys = new Map<string, string>();
 
   constructor(readonly prefix: string) {
     this.topics = `${prefix}:topics`;
@@ -32,7 +36,14 @@ export class QueueKeys {
 
   /** The common start of a queue's keys; scripts append `:wait`, `:lease`, … and `:wake` is its notification channel. */
   queue(name: string): string {
-    return `${this.prefix}:q:${encodeName(name)}`;
+    // Asked for every publish, fetch and settle: kept per name (a bounded number of them).
+    let key = this.queueKeys.get(name);
+    if (key === undefined) {
+      if (this.queueKeys.size >= MAX_KEPT_KEYS) this.queueKeys.clear();
+      key = `${this.prefix}:q:${encodeName(name)}`;
+      this.queueKeys.set(name, key);
+    }
+    return key;
   }
 
   wakeChannel(name: string): string {
