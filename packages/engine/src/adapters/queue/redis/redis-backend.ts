@@ -5,18 +5,8 @@ import type { AdapterLog } from '../../shared/log.js';
 import { RedisChannels } from '../../shared/redis-channels.js';
 import { RedisConnection } from '../../shared/redis-connection.js';
 import { groupOf } from '../groups.js';
-import type {
-  BindOptions,
-  ConsumeOptions,
-  Consumer,
-  DeadLetter,
-  Delivery,
-  DeliveryHandler,
-  NewMessage,
-  QueueBackend,
-  QueueStats,
-  WaitingMessage,
-} from '../types.js';
+import type { BindOptions, ConsumeOptions, Consumer, DeadLetter, DeliveryHandler, NewMessage, QueueBackend, QueueStats, WaitingMessage } from '../types.js';
+import { StoredDelivery, decodeBody, deliveredBody, encodeBody } from './body.js';
 import type { RedisQueueConfig } from './config.js';
 import { type Batch, type ConsumerHost, type Leased, type PendingSettle, RedisConsumer } from './consumer.js';
 import { QueueKeys, decodeName, encodeName } from './keys.js';
@@ -24,15 +14,6 @@ import { QUEUE_SCRIPTS, type QueueScripts } from './scripts.js';
 
 /** A publish to a topic whose bindings change under it this many times in a row gives up. */
 const TOPIC_PUBLISH_ATTEMPTS = 5;
-
-/** A message's stored JSON: everything but its id, attempts and group, which live beside it (scripts.ts). */
-interface Body {
-  d: unknown;
-  t: number;
-  tp?: string;
-  bg?: string;
-  f?: string;
-}
 
 /** A topic's bindings as last seen, with the signature the publish script checks them by. */
 interface KnownBindings {
@@ -507,80 +488,6 @@ function parseBatch(reply: Reply, at: number): { batch: Batch; next: number } {
     });
   }
   return { batch: { messages, nextDueMs }, next: i };
-}
-
-/**
- * A message's stored JSON, `{t, tp?, bg?, f?, d}`: the data last, so that a delivery takes its text as it is
- * (see `deliveredBody`). Records stored before had `d` first; both are read.
- */
-function encodeBody(message: NewMessage): string {
-  let text = `{"t":${Date.now()}`;
-  if (message.traceparent !== undefined) text += `,"tp":${JSON.stringify(message.traceparent)}`;
-  if (message.baggage !== undefined) text += `,"bg":${JSON.stringify(message.baggage)}`;
-  if (message.functionId !== undefined) text += `,"f":${JSON.stringify(message.functionId)}`;
-  return `${text},"d":${JSON.stringify(message.data ?? null)}}`;
-}
-
-/** Where the data starts in a body that has it last: after the first `,"d":` (no string of the head can hold one unescaped). */
-const DATA_KEY = ',"d":';
-
-/**
- * A body for delivery, its data kept as the JSON text it was stored as (`dataJson`: the call's frame takes
- * it as it is, no parse and stringify of every message on the way through); a record of the older layout
- * (data first) is parsed whole.
- */
-function deliveredBody(text: string): { head: Body; dataJson?: string } {
-  if (text.startsWith('{"t":')) {
-    const at = text.indexOf(DATA_KEY);
-    if (at > 0 && text.endsWith('}')) {
-      try {
-        return { head: JSON.parse(`${text.slice(0, at)}}`) as Body, dataJson: text.slice(at + DATA_KEY.length, -1) };
-      } catch {
-        // Falls through to the whole record.
-      }
-    }
-  }
-  return { head: decodeBody(text) };
-}
-
-/** A delivery whose data is parsed from its JSON text only when read. */
-class StoredDelivery implements Delivery {
-  private parsed = false;
-  private value: unknown = undefined;
-
-  constructor(
-    readonly id: string,
-    readonly dataJson: string,
-    readonly attempt: number,
-    readonly publishedAt: number,
-    readonly group: string | undefined,
-    readonly traceparent: string | undefined,
-    readonly baggage: string | undefined,
-    readonly functionId: string | undefined,
-  ) {}
-
-  get data(): unknown {
-    if (!this.parsed) {
-      this.parsed = true;
-      try {
-        this.value = JSON.parse(this.dataJson);
-      } catch {
-        // A damaged record is delivered as null rather than blocking its queue.
-        this.value = null;
-      }
-    }
-    return this.value;
-  }
-}
-
-function decodeBody(text: string): Body {
-  try {
-    const body = JSON.parse(text) as Body | null;
-    if (body && typeof body === 'object') return body;
-  } catch {
-    // Falls through: a damaged record is delivered as null rather than blocking its queue.
-  }
-  return { d: null, t: 0 };
 }
 
 function delayOf(ms: number | undefined): number {
