@@ -79,6 +79,31 @@ describe.skipIf(!runRedis)('redis queue backend: engines sharing one Redis', () 
     expect(got[1]).toMatchObject({ id: fresh, data: { n: 8 }, dataJson: '{"n":8}', functionId: 'fn::new' });
   });
 
+  test('a damaged record is delivered with null data, in either layout, and its queue goes on', async () => {
+    const prefix = newPrefix();
+    const q = await engine(prefix);
+    const first = await q.publish('damaged', { data: 1 });
+    const second = await q.publish('damaged', { data: 2 });
+    const third = await q.publish('damaged', { data: 3 });
+    const redis = new Redis(REDIS_URL);
+    try {
+      await redis.hset(`${prefix}:q:damaged:m:${first.id}`, 'd', '{"d":{"n":1,'); // older layout, cut off
+      await redis.hset(`${prefix}:q:damaged:m:${second.id}`, 'd', '{"t":1,"d":{"n":2,}'); // data last, its data broken
+    } finally {
+      redis.disconnect();
+    }
+    const got: Delivery[] = [];
+    q.consume('damaged', { concurrency: 3, fifo: false, visibilityTimeoutMs: 30_000 }, (d, settle) => {
+      got.push(d);
+      settle({ type: 'ack' });
+    });
+    await waitFor(() => got.length === 3, 5000, 'three deliveries');
+    const byId = new Map(got.map((d) => [d.id, d]));
+    expect(byId.get(first.id)?.data).toBeNull();
+    expect(byId.get(second.id)?.data).toBeNull();
+    expect(byId.get(third.id)?.data).toBe(3);
+  });
+
   test('two engines compete on one queue: each message is delivered once, to one of them', async () => {
     const prefix = newPrefix();
     const a = await engine(prefix);

@@ -345,7 +345,7 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
     }
   }
 
-  /** A run's end (once): its record, then `drain` no longer waits for it. */
+  /** A run's end (once, from CronRun): its record, then `drain` no longer waits for it. */
   ended(run: CronRun, outcome: FireOutcome): void {
     const { job, slot, manual, since } = run;
     if (!manual) this.leases.delete(run);
@@ -370,10 +370,12 @@ export class CronJobs implements TriggerTypeProvider<CronTriggerConfig> {
       });
   }
 
+  /** The module's logger, for its runs (CronRun). */
   get logger(): Logger {
     return this.ctx.logger;
   }
 
+  /** `run_timeout_ms`, for its runs (CronRun). */
   get runTimeoutMs(): number {
     return this.config.run_timeout_ms;
   }

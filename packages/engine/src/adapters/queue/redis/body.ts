@@ -27,7 +27,8 @@ const DATA_KEY = ',"d":';
 /**
  * A body for delivery, its data kept as the JSON text it was stored as (`dataJson`: the call's frame takes
  * it as it is, no parse and stringify of every message on the way through); a record of the older layout
- * (data first) is parsed whole.
+ * (data first) is parsed whole. The data text is not checked: records are only written by encodeBody. One
+ * damaged in Redis by hand would reach the worker as a frame its SDK drops, then be retried and dead-lettered.
  */
 export function deliveredBody(text: string): { head: Body; dataJson?: string } {
   if (text.startsWith('{"t":')) {
