@@ -331,6 +331,32 @@ for (const backend of QUEUE_BACKENDS) {
       second?.settle({ type: 'ack' });
     });
 
+    test('names, groups and errors with commas, line breaks and other scripts travel as they are', async () => {
+      const q = await fresh();
+      const topic = 'orders,eu\nnorth';
+      const queue = 'billing,1 ünï';
+      const group = 'acct,7\n🚀,';
+      const error = 'failed, at line 3\nthen: ,,, "quoted" ✗';
+      await q.bind(topic, queue, { fifo: true, groupField: 'account' });
+      const inbox = new Inbox();
+      q.consume(queue, { ...OPTS, fifo: true }, inbox.handler);
+      expect(await q.publishTopic(topic, { data: { account: group, n: 1 } })).toBe(1);
+      await q.publish(queue, { data: { n: 2 }, group: '' });
+      const [first, second] = await inbox.until(2);
+      expect(first?.delivery).toMatchObject({ data: { account: group, n: 1 }, group, attempt: 1 });
+      expect(second?.delivery).toMatchObject({ data: { n: 2 }, group: '', attempt: 1 });
+      first?.settle({ type: 'retry', delayMs: 0, error });
+      const [, , again] = await inbox.until(3);
+      expect(again?.delivery).toMatchObject({ id: first?.delivery.id, group, attempt: 2 });
+      again?.settle({ type: 'dead', error });
+      second?.settle({ type: 'ack' });
+      const dead = await eventually(
+        () => q.deadLetters(queue, 0, 10),
+        (letters) => letters.length === 1,
+      );
+      expect(dead[0]).toMatchObject({ id: first?.delivery.id, error, group, attempts: 2, data: { account: group, n: 1 } });
+    });
+
     test('visibility timeout: an unsettled delivery goes again with its attempt counted; the late settle is ignored', async () => {
       const q = await fresh();
       const inbox = new Inbox();
