@@ -6,10 +6,11 @@ import { RedisChannels } from '../../shared/redis-channels.js';
 import { RedisConnection } from '../../shared/redis-connection.js';
 import { groupOf } from '../groups.js';
 import type { BindOptions, ConsumeOptions, Consumer, DeadLetter, DeliveryHandler, NewMessage, QueueBackend, QueueStats, WaitingMessage } from '../types.js';
-import { StoredDelivery, decodeBody, deliveredBody, encodeBody } from './body.js';
+import { decodeBody, encodeBody } from './body.js';
 import type { RedisQueueConfig } from './config.js';
-import { type Batch, type ConsumerHost, type Leased, type PendingSettle, RedisConsumer } from './consumer.js';
+import { type Batch, type ConsumerHost, type PendingSettle, RedisConsumer } from './consumer.js';
 import { QueueKeys, decodeName, encodeName } from './keys.js';
+import { type Reply, ScriptNames, copyHead, parseBatch, publishHead, settleArg } from './packed.js';
 import { QUEUE_SCRIPTS, type QueueScripts } from './scripts.js';
 
 /** A publish to a topic whose bindings change under it this many times in a row gives up. */
@@ -153,18 +154,20 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
       if (this.afterSent === after) this.afterSent = undefined;
       for (const then of after) then();
     };
-    const args: (string | number)[] = [];
+    const names = new ScriptNames();
+    const packed: string[] = [];
     const claims: Claim[][] = [];
     for (const item of items) {
-      args.push(item.holders, item.options, item.signature, item.body, item.delay, item.copies.length);
+      packed.push(publishHead(item.delay, item.copies.length, names.of(item.holders), names.of(item.options), item.signature), item.body);
       const mine: Claim[] = [];
       for (const copy of item.copies) {
         const claim = this.claim(copy.queue);
         mine.push(claim);
-        args.push(this.keys.queue(copy.queue), copy.id, copy.group === undefined ? '0' : '1', copy.group ?? '', claim.n, claim.leaseMs);
+        packed.push(copyHead(names.of(this.keys.queue(copy.queue)), claim.n, claim.leaseMs, copy.id, copy.group));
       }
       claims.push(mine);
     }
+    const args = [names.list.length, ...names.list, ...packed];
     this.call(() => this.redis.flintQueuePublishMany(...args)).then(
       (replies) => {
         items.forEach((item, i) => {
@@ -262,7 +265,7 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
     for (const { leased, settlement: s } of settles) {
       const delay = s.type === 'retry' || s.type === 'defer' ? delayOf(s.delayMs) : 0;
       const error = s.type === 'retry' || s.type === 'dead' ? s.error : '';
-      args.push(leased.delivery.id, leased.token, s.type, delay, error);
+      args.push(settleArg(leased.delivery.id, leased.token, s.type, delay, error));
     }
     const reply = await this.call(() => this.redis.flintQueueSettle(this.keys.queue(queue), this.keys.deadQueues, ...args));
     return parseBatch(reply, 0).batch;
@@ -434,8 +437,6 @@ function asQueueError(err: unknown): unknown {
   return err instanceof FlintError && err.code === 'store_unavailable' ? new FlintError('queue_unavailable', err.message) : err;
 }
 
-type Reply = (string | number)[];
-
 /** One copy of a message, for one queue. */
 interface Copy {
   queue: string;
@@ -466,28 +467,6 @@ const NO_CLAIM: Claim = { n: 0, leaseMs: 0, take: () => {}, release: () => {} };
 
 function leaseArg(ms: number): number {
   return Math.max(1, Math.ceil(ms));
-}
-
-/** A fetch segment (`take` in scripts.ts) at `at`: the batch, and where the next segment starts. */
-function parseBatch(reply: Reply, at: number): { batch: Batch; next: number } {
-  const nextDueMs = Number(reply[at]);
-  const count = Number(reply[at + 1]);
-  const messages: Leased[] = [];
-  let i = at + 2;
-  for (let k = 0; k < count; k++, i += 5) {
-    const { head: body, dataJson } = deliveredBody(String(reply[i + 1]));
-    const id = String(reply[i]);
-    const attempt = Number(reply[i + 2]);
-    const group = groupFrom(reply[i + 4]);
-    messages.push({
-      token: String(reply[i + 3]),
-      delivery:
-        dataJson === undefined
-          ? { id, data: body.d, attempt, publishedAt: body.t, group, traceparent: body.tp, baggage: body.bg, functionId: body.f }
-          : new StoredDelivery(id, dataJson, attempt, body.t, group, body.tp, body.bg, body.f),
-    });
-  }
-  return { batch: { messages, nextDueMs }, next: i };
 }
 
 function delayOf(ms: number | undefined): number {

@@ -1,3 +1,5 @@
+import type { Reply } from './packed.js';
+
 /**
  * The Lua scripts of the redis queue adapter: every change that touches more than one key is one script,
  * so it is atomic across every engine on the Redis. Registered with ioredis `defineCommand` (EVALSHA,
@@ -131,10 +133,6 @@ local function wake(b)
     redis.call('PUBLISH', b .. ':wake', '')
   end
 end
-local function group_arg(flag, g)
-  if flag == '1' then return g end
-  return nil
-end
 -- What is due by now: publish delays to the back, retries to the front, expired leases back to waiting
 -- (the consumer died or hung: the attempt is counted when delivered again), groups whose retry is due.
 -- Nothing before :due. At most LIMIT of each per call, so one call never runs long; the rest goes on the
@@ -176,9 +174,9 @@ local function promote(b, now)
 end
 -- A consumer's fetch: moves what is due to waiting (promote), then leases up to n messages, alternating
 -- between ready groups and ungrouped messages so neither starves the other (ungrouped ones are popped in
--- runs). Appends a fetch segment to reply: \`ms until the next due time or -1, count, then per message:
--- id, body, attempt, token, group\`. Room left unfilled marks the queue idle: the next message to become
--- deliverable wakes its consumers.
+-- runs). Appends a fetch segment to reply: ms until the next due time or -1, the count, then per message
+-- two strings, its head \`id,attempt,token\` (then \`,group\` when it has one: the rest of the text) and its
+-- body. Room left unfilled marks the queue idle: the next message to become deliverable wakes its consumers.
 local function take(b, n, lease, now, reply)
   local at = #reply + 1
   reply[at] = -1
@@ -232,11 +230,12 @@ local function take(b, n, lease, now, reply)
       redis.call('HSET', mkey(b, ids[k]), 'a', attempts[k], 't', token)
       leases[#leases + 1] = score
       leases[#leases + 1] = ids[k]
-      reply[#reply + 1] = ids[k]
+      if groups[k] then
+        reply[#reply + 1] = ids[k] .. ',' .. attempts[k] .. ',' .. token .. ',' .. groups[k]
+      else
+        reply[#reply + 1] = ids[k] .. ',' .. attempts[k] .. ',' .. token
+      end
       reply[#reply + 1] = bodies[k]
-      reply[#reply + 1] = attempts[k]
-      reply[#reply + 1] = token
-      if groups[k] then reply[#reply + 1] = '=' .. groups[k] else reply[#reply + 1] = '' end
     end
     each_slice('ZADD', b .. ':lease', leases)
     lower_due(b, until_)
@@ -288,44 +287,58 @@ end
  * Publishes of one turn of an engine's event loop, in one call (each as PUBLISH or PUBLISH_TOPIC would).
  * All are stored first, then the fetches for idle consumers of the engine run (oldest first, so the first
  * fetch of a queue takes every message the batch put there), then the wake-ups: a batch wakes a queue once.
- * ARGV per publish: holders (`''` for a named queue: no bindings to check), options, signature, body,
- * delay ms, count, then per queue: base, id, has group, group, n, lease ms.
- * Reply: per publish, as PUBLISH_TOPIC's (a named queue's: `{1, 1, segment}`).
+ *
+ * The arguments come packed, a few per message rather than a dozen (every argument costs the engine's
+ * client and the server a little: see packPublishes in redis-backend.ts). ARGV: the number k of names, the
+ * k names (the holders and options keys of the topics and the bases of the queues in this call), then per
+ * publish: its head \`delay ms,count,holders,options,signature\` (holders and options: indexes of names, 0
+ * for none, as a named queue has; the signature: the text after the fourth comma), its body, then per
+ * queue \`base,n,lease ms,id\` (base: an index of names) with \`,group\` after when it has one (the rest).
+ * Reply: per publish, as PUBLISH_TOPIC's (a named queue's: \`{1, 1, segment}\`).
  */
 const PUBLISH_MANY = `${PRELUDE}${TOPIC_PRELUDE}
 local now = clock()
+local names = {}
+local k = tonumber(ARGV[1])
+names[0] = ''
+for n = 1, k do names[n] = ARGV[n + 1] end
 local replies, takes, woken, seen, waits = {}, {}, {}, {}, {}
-local i = 1
+local i = k + 2
 while i <= #ARGV do
-  local hk, count = ARGV[i], tonumber(ARGV[i + 5])
-  local body, delay = ARGV[i + 3], tonumber(ARGV[i + 4])
+  local delay, count, h, o, signature = string.match(ARGV[i], '^(%d+),(%d+),(%d+),(%d+),(.*)$')
+  delay, count = tonumber(delay), tonumber(count)
+  local hk, body = names[tonumber(h)], ARGV[i + 1]
   local reply
   local sig, list = '', nil
   if hk ~= '' then
     local known = seen[hk]
     if not known then
-      local s, l = bindings(hk, ARGV[i + 1], now)
+      local s, l = bindings(hk, names[tonumber(o)], now)
       known = {s, l}
       seen[hk] = known
     end
     sig, list = known[1], known[2]
   end
-  if hk ~= '' and sig ~= ARGV[i + 2] then
+  if hk ~= '' and sig ~= signature then
     reply = {0, sig}
     for _, v in ipairs(list) do reply[#reply + 1] = v end
   else
     reply = {1, count}
-    for j = i + 6, i + 5 + count * 6, 6 do
-      store(ARGV[j], ARGV[j + 1], body, group_arg(ARGV[j + 2], ARGV[j + 3]), delay, now, waits)
-      takes[#takes + 1] = {reply, ARGV[j], tonumber(ARGV[j + 4]), tonumber(ARGV[j + 5])}
-      if not woken[ARGV[j]] then
-        woken[ARGV[j]] = true
-        woken[#woken + 1] = ARGV[j]
+    for j = i + 2, i + 1 + count do
+      local base, n, lease, id, rest = string.match(ARGV[j], '^(%d+),(%d+),(%d+),([^,]*)(.*)$')
+      local b = names[tonumber(base)]
+      local g = nil
+      if rest ~= '' then g = string.sub(rest, 2) end
+      store(b, id, body, g, delay, now, waits)
+      takes[#takes + 1] = {reply, b, tonumber(n), tonumber(lease)}
+      if not woken[b] then
+        woken[b] = true
+        woken[#woken + 1] = b
       end
     end
   end
   replies[#replies + 1] = reply
-  i = i + 6 + count * 6
+  i = i + 2 + count
 end
 push_waits(waits)
 for _, t in ipairs(takes) do take(t[2], t[3], t[4], now, t[1]) end
@@ -382,8 +395,8 @@ return reply`;
 /**
  * Settles deliveries (each ignored unless it is still the message's current delivery: token), then fetches
  * up to n messages into the room they made (0: none). Reply: a fetch segment.
- * KEYS: base, dead queues set. ARGV: n, lease ms, encoded queue name, then per settle: id, token,
- * ack|retry|defer|dead, delay ms, error.
+ * KEYS: base, dead queues set. ARGV: n, lease ms, encoded queue name, then per settle one text
+ * \`id,token,ack|retry|defer|dead,delay ms,error\` (the error: the rest of the text).
  */
 const SETTLE = `${PRELUDE}
 local b = KEYS[1]
@@ -391,11 +404,11 @@ local now, us = clock()
 -- A retry or defer for later is a new due time: every consumer learns it.
 local announce = false
 local settled, acked = {}, {}
-for i = 4, #ARGV, 5 do
-  local id, kind = ARGV[i], ARGV[i + 2]
+for i = 4, #ARGV do
+  local id, token, kind, delay, err = string.match(ARGV[i], '^([^,]*),([^,]*),([^,]*),(%d+),(.*)$')
   local mk = mkey(b, id)
   local m = redis.call('HMGET', mk, 't', 'g')
-  if m[1] == ARGV[i + 1] then
+  if m[1] == token then
     settled[#settled + 1] = id
     local g = m[2]
     if kind == 'ack' then
@@ -403,14 +416,14 @@ for i = 4, #ARGV, 5 do
       if g then release(b, g, id) end
     elseif kind == 'dead' then
       redis.call('HDEL', mk, 't')
-      redis.call('HSET', mk, 'e', ARGV[i + 4])
+      redis.call('HSET', mk, 'e', err)
       redis.call('ZADD', b .. ':dead', num(us), id)
       redis.call('SADD', KEYS[2], ARGV[3])
       if g then release(b, g, id) end
     else
       redis.call('HDEL', mk, 't')
       if kind == 'defer' then redis.call('HINCRBY', mk, 'a', -1) end
-      local delay = tonumber(ARGV[i + 3])
+      delay = tonumber(delay)
       if delay > 0 then announce = true end
       if g then
         if delay > 0 then schedule(b, ':gdelay', now + delay, g) else unblock(b, g) end
@@ -571,7 +584,6 @@ export const QUEUE_SCRIPTS = {
 } as const;
 
 type Arg = string | number;
-type Reply = (string | number)[];
 
 /** The client's script commands (ioredis adds one method per `defineCommand`). */
 export interface QueueScripts {
