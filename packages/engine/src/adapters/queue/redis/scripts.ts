@@ -35,7 +35,8 @@ import type { Reply } from './packed.js';
  * Times come from Redis (`TIME`), so engines with skewed clocks agree on what is due. Scores are written as
  * integers (`%.0f`): Lua would print large numbers with 14 significant digits. Scripts reply with arrays,
  * strings and integers only (never nil or false, which RESP2 and RESP3 render differently); an optional
- * group travels as `=group`, or `''` for none.
+ * group travels as `=group`, or `''` for none, except in the packed texts of the hot path (packed.ts), where
+ * it is the last field of a message's head when there is one.
  */
 
 /** Helpers shared by the queue scripts. */
