@@ -28,6 +28,7 @@ export class QueueKeys {
   readonly topics: string;
   readonly deadQueues: string;
   private readonly queueKeys = new Map<string, string>();
+  private readonly topicKeys = new Map<string, TopicKeys>();
 
   constructor(readonly prefix: string) {
     this.topics = `${prefix}:topics`;
@@ -50,11 +51,20 @@ export class QueueKeys {
     return `${this.queue(name)}:wake`;
   }
 
-  holders(topic: string): string {
-    return `${this.prefix}:t:${encodeName(topic)}:holders`;
+  /** A topic's holders and bind options keys (see above), kept per topic like the queues' keys. */
+  topic(name: string): TopicKeys {
+    let keys = this.topicKeys.get(name);
+    if (keys === undefined) {
+      if (this.topicKeys.size >= MAX_KEPT_KEYS) this.topicKeys.clear();
+      const base = `${this.prefix}:t:${encodeName(name)}`;
+      keys = { holders: `${base}:holders`, options: `${base}:opts` };
+      this.topicKeys.set(name, keys);
+    }
+    return keys;
   }
+}
 
-  bindOptions(topic: string): string {
-    return `${this.prefix}:t:${encodeName(topic)}:opts`;
-  }
+export interface TopicKeys {
+  holders: string;
+  options: string;
 }

@@ -109,8 +109,7 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
     const cached = this.topicCache.get(topic);
     let known = cached ?? { signature: '', bindings: [] };
     let fresh = cached === undefined;
-    const holders = this.keys.holders(topic);
-    const options = this.keys.bindOptions(topic);
+    const { holders, options } = this.keys.topic(topic);
     for (let attempt = 0; attempt < TOPIC_PUBLISH_ATTEMPTS; attempt++) {
       let signature = known.signature;
       let copies: Copy[] = [];
