@@ -290,7 +290,7 @@ end
  * fetch of a queue takes every message the batch put there), then the wake-ups: a batch wakes a queue once.
  *
  * The arguments come packed, a few per message rather than a dozen (every argument costs the engine's
- * client and the server a little: see packPublishes in redis-backend.ts). ARGV: the number k of names, the
+ * client and the server a little: see packed.ts). ARGV: the number k of names, the
  * k names (the holders and options keys of the topics and the bases of the queues in this call), then per
  * publish: its head \`delay ms,count,holders,options,signature\` (holders and options: indexes of names, 0
  * for none, as a named queue has; the signature: the text after the fourth comma), its body, then per
