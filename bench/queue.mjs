@@ -18,10 +18,10 @@
 // once the previous one's publish resolved and its handler started), split over the same alternating
 // rounds. The message carries its publish time; the handler, in this process beside the publisher (same
 // clock), records its start. Consumers keep the throughput settings (64 at once). Before a system's first
-// latency round, unrecorded messages one at a time until BENCH_WARMUP_MS have passed (at least 50): the
-// throughput rounds leave each system's code compiled for batches, and its one-at-a-time path runs a few
-// times slower until V8 has compiled that too (a Flint engine fresh on this path: p50 555-790 µs; after
-// 8,000 messages: 291-355 µs).
+// latency round, unrecorded messages one at a time until BENCH_WARMUP_MS have passed (at least 50), as
+// before the throughput rounds: one-at-a-time handling runs code the batches hardly use, and it runs slower
+// until V8 has compiled it (an engine given only this path: p50 555-790 µs after 200 messages, 291-355 µs
+// after 8,000; with this warm-up every system's p50 came out lower and steadier than after 50 messages).
 //
 // Isolation: Redis keys only under `flint-bench:<random>:` (BullMQ's prefix, Flint redis's prefix),
 // RabbitMQ objects only named `flint-bench.<random>.…`; all deleted afterwards. A system whose server is
