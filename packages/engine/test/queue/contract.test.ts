@@ -331,10 +331,10 @@ for (const backend of QUEUE_BACKENDS) {
       second?.settle({ type: 'ack' });
     });
 
-    test('names, groups and errors with commas, line breaks and other scripts travel as they are', async () => {
+    test('names, groups and errors with commas, line breaks, tabs and other scripts travel as they are', async () => {
       const q = await fresh();
       const topic = 'orders,eu\nnorth';
-      const queue = 'billing,1 ünï';
+      const queue = 'billing,1\r\tünï';
       const group = 'acct,7\n🚀,';
       const error = 'failed, at line 3\nthen: ,,, "quoted" ✗';
       await q.bind(topic, queue, { fifo: true, groupField: 'account' });
