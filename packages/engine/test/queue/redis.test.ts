@@ -47,6 +47,24 @@ describe.skipIf(!runRedis)('redis queue backend: engines sharing one Redis', () 
     opened.push(q);
     return q;
   };
+  /** Writes the stored JSON of messages of `queue` by hand (an earlier engine's layout, or damage). */
+  const overwrite = async (prefix: string, queue: string, texts: Record<string, string>): Promise<void> => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      for (const [id, text] of Object.entries(texts)) await redis.hset(`${prefix}:q:${queue}:m:${id}`, 'd', text);
+    } finally {
+      redis.disconnect();
+    }
+  };
+  /** Consumes `queue`, acking every delivery: the deliveries so far. */
+  const ackAll = (q: QueueBackend, queue: string, concurrency: number): Delivery[] => {
+    const got: Delivery[] = [];
+    q.consume(queue, { concurrency, fifo: false, visibilityTimeoutMs: 30_000 }, (d, settle) => {
+      got.push(d);
+      settle({ type: 'ack' });
+    });
+    return got;
+  };
 
   afterEach(async () => {
     for (const child of children.splice(0)) child.kill('SIGKILL');
@@ -58,18 +76,9 @@ describe.skipIf(!runRedis)('redis queue backend: engines sharing one Redis', () 
     const prefix = newPrefix();
     const q = await engine(prefix);
     const { id } = await q.publish('old', { data: { placeholder: true } });
-    const redis = new Redis(REDIS_URL);
-    try {
-      // What an engine of the earlier layout wrote: `d` first, then the publish time and the function.
-      await redis.hset(`${prefix}:q:old:m:${id}`, 'd', JSON.stringify({ d: { n: 7, text: 'as before' }, t: Date.now(), f: 'fn::old' }));
-    } finally {
-      redis.disconnect();
-    }
-    const got: Delivery[] = [];
-    q.consume('old', { concurrency: 1, fifo: false, visibilityTimeoutMs: 30_000 }, (d, settle) => {
-      got.push(d);
-      settle({ type: 'ack' });
-    });
+    // What an engine of the earlier layout wrote: `d` first, then the publish time and the function.
+    await overwrite(prefix, 'old', { [id]: JSON.stringify({ d: { n: 7, text: 'as before' }, t: Date.now(), f: 'fn::old' }) });
+    const got = ackAll(q, 'old', 1);
     await waitFor(() => got.length === 1, 5000, 'the delivery');
     expect(got[0]?.data).toEqual({ n: 7, text: 'as before' });
     expect(got[0]?.functionId).toBe('fn::old');
@@ -85,18 +94,11 @@ describe.skipIf(!runRedis)('redis queue backend: engines sharing one Redis', () 
     const first = await q.publish('damaged', { data: 1 });
     const second = await q.publish('damaged', { data: 2 });
     const third = await q.publish('damaged', { data: 3 });
-    const redis = new Redis(REDIS_URL);
-    try {
-      await redis.hset(`${prefix}:q:damaged:m:${first.id}`, 'd', '{"d":{"n":1,'); // older layout, cut off
-      await redis.hset(`${prefix}:q:damaged:m:${second.id}`, 'd', '{"t":1,"d":{"n":2,}'); // data last, its data broken
-    } finally {
-      redis.disconnect();
-    }
-    const got: Delivery[] = [];
-    q.consume('damaged', { concurrency: 3, fifo: false, visibilityTimeoutMs: 30_000 }, (d, settle) => {
-      got.push(d);
-      settle({ type: 'ack' });
+    await overwrite(prefix, 'damaged', {
+      [first.id]: '{"d":{"n":1,', // older layout, cut off
+      [second.id]: '{"t":1,"d":{"n":2,}', // data last, its data broken
     });
+    const got = ackAll(q, 'damaged', 3);
     await waitFor(() => got.length === 3, 5000, 'three deliveries');
     const byId = new Map(got.map((d) => [d.id, d]));
     expect(byId.get(first.id)?.data).toBeNull();

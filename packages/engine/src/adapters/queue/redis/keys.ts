@@ -21,8 +21,19 @@ export function decodeName(encoded: string): string {
   return encoded.replace(/%(25|3A)/g, (_, hex: string) => (hex === '25' ? '%' : ':'));
 }
 
-/** Queue keys kept at most by a QueueKeys (the queues of an engine are its bindings and named queues). */
+/** Keys kept at most per kind by a QueueKeys (the queues and topics of an engine are its bindings and named queues). */
 const MAX_KEPT_KEYS = 10_000;
+
+/** `make(name)`, kept in `kept` per name: asked for on every publish, fetch and settle. */
+function keptFor<T>(kept: Map<string, T>, name: string, make: (name: string) => T): T {
+  let value = kept.get(name);
+  if (value === undefined) {
+    if (kept.size >= MAX_KEPT_KEYS) kept.clear();
+    value = make(name);
+    kept.set(name, value);
+  }
+  return value;
+}
 
 export class QueueKeys {
   readonly topics: string;
@@ -37,31 +48,24 @@ export class QueueKeys {
 
   /** The common start of a queue's keys; scripts append `:wait`, `:lease`, … and `:wake` is its notification channel. */
   queue(name: string): string {
-    // Asked for every publish, fetch and settle: kept per name (a bounded number of them).
-    let key = this.queueKeys.get(name);
-    if (key === undefined) {
-      if (this.queueKeys.size >= MAX_KEPT_KEYS) this.queueKeys.clear();
-      key = `${this.prefix}:q:${encodeName(name)}`;
-      this.queueKeys.set(name, key);
-    }
-    return key;
+    return keptFor(this.queueKeys, name, this.makeQueueKey);
   }
 
   wakeChannel(name: string): string {
     return `${this.queue(name)}:wake`;
   }
 
-  /** A topic's holders and bind options keys (see above), kept per topic like the queues' keys. */
+  /** A topic's holders and bind options keys (see above). */
   topic(name: string): TopicKeys {
-    let keys = this.topicKeys.get(name);
-    if (keys === undefined) {
-      if (this.topicKeys.size >= MAX_KEPT_KEYS) this.topicKeys.clear();
-      const base = `${this.prefix}:t:${encodeName(name)}`;
-      keys = { holders: `${base}:holders`, options: `${base}:opts` };
-      this.topicKeys.set(name, keys);
-    }
-    return keys;
+    return keptFor(this.topicKeys, name, this.makeTopicKeys);
   }
+
+  private readonly makeQueueKey = (name: string): string => `${this.prefix}:q:${encodeName(name)}`;
+
+  private readonly makeTopicKeys = (name: string): TopicKeys => {
+    const base = `${this.prefix}:t:${encodeName(name)}`;
+    return { holders: `${base}:holders`, options: `${base}:opts` };
+  };
 }
 
 export interface TopicKeys {
