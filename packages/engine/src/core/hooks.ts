@@ -156,6 +156,11 @@ class ObservedFiring implements TriggerFiring {
   end(outcome: Parameters<TriggerFiring['end']>[0] = {}): void {
     if (this.ended) return;
     this.ended = true;
-    this.hub.finish(this.event, this.scope, { durationMs: performance.now() - this.event.startedAt, ...outcome });
+    // Field by field, not a spread: this runs for every observed firing.
+    const end: InvocationEnd = { durationMs: performance.now() - this.event.startedAt };
+    if (outcome.error !== undefined) end.error = outcome.error;
+    if (outcome.skipped !== undefined) end.skipped = outcome.skipped;
+    if (outcome.attributes !== undefined) end.attributes = outcome.attributes;
+    this.hub.finish(this.event, this.scope, end);
   }
 }

@@ -9,8 +9,9 @@ import {
   toErrorBody,
 } from '@flint/protocol';
 import { errorMessage } from '../lib/errors.js';
+import { jsonString } from '../lib/json-string.js';
 import { BurstLog } from '../lib/log-burst.js';
-import { type InvocationContext, type InvokeOptions, PreparedJson } from './api/functions.js';
+import { type InvocationContext, type InvokeOptions, PreparedJson, type TraceContext } from './api/functions.js';
 import type { InvocationEvent } from './api/observe.js';
 import type { WorkerConnection } from './bridge/connection.js';
 import type { FunctionProvider, FunctionRegistry } from './functions.js';
@@ -107,12 +108,14 @@ export class Invoker {
    */
   route(functionId: string, data: unknown, opts: RouteOptions, done: Done, origin?: string): void {
     let event: InvocationEvent | undefined;
+    // The trace context the call carries on: the caller's, or a tracer's span (the parent of whatever the
+    // provider does). Kept apart from `opts` so that no copy of the options is made per traced call.
+    let trace: TraceContext = opts;
     if (this.hooks.active) {
       const wrapped = this.hooks.wrap(functionId, opts.trigger, opts.caller?.id ?? origin, opts, done);
       done = wrapped.done;
       event = wrapped.event;
-      // A tracer's span is the parent of whatever the provider does: the call carries its context on.
-      if (wrapped.trace !== opts) opts = { ...opts, traceparent: wrapped.trace.traceparent, baggage: wrapped.trace.baggage };
+      trace = wrapped.trace;
     }
     if (this.shuttingDown) return done(SHUTTING_DOWN, undefined);
     const caller = opts.caller;
@@ -137,7 +140,7 @@ export class Invoker {
     }
     const timeoutMs = opts.timeoutMs ?? this.options.defaultTimeoutMs;
     if (provider.kind !== 'worker') {
-      return this.runInternal(provider, functionId, data instanceof PreparedJson ? data.value() : data, opts, timeoutMs, done);
+      return this.runInternal(provider, functionId, data instanceof PreparedJson ? data.value() : data, opts, trace, timeoutMs, done);
     }
 
     if (entry.check !== undefined) {
@@ -163,7 +166,7 @@ export class Invoker {
       // sees in what a trigger delivers only the functions its listener exposes.
       const access = conn.access;
       if (access && opts.trigger) data = access.filterDelivery(opts.trigger.type, data);
-      frame = invokeFrame(id, access ? access.unprefixed(functionId) : functionId, data, opts);
+      frame = invokeFrame(id, access ? access.unprefixed(functionId) : functionId, data, opts, trace);
     } catch (err) {
       return this.refuse(functionId, opts, { code: 'invalid_payload', message: `payload cannot be serialised: ${errorMessage(err)}` }, done);
     }
@@ -270,6 +273,7 @@ export class Invoker {
     functionId: string,
     data: unknown,
     opts: RouteOptions,
+    trace: TraceContext,
     timeoutMs: number,
     done: Done,
   ): void {
@@ -280,7 +284,7 @@ export class Invoker {
       settled = true;
       clearTimeout(timer);
       provider.inFlight--;
-      done(error, result, { traceparent: opts.traceparent, baggage: opts.baggage });
+      done(error, result, { traceparent: trace.traceparent, baggage: trace.baggage });
     };
     const timer = setTimeout(() => settle(timedOut(functionId, timeoutMs), undefined), timeoutMs);
     // A delegated function's handler makes no calls of its own (it is an HTTP request), and a remote one
@@ -291,8 +295,8 @@ export class Invoker {
       functionId,
       callerWorkerId: opts.caller?.id ?? opts.remoteCaller?.worker_id,
       callerContext: opts.caller?.access?.context ?? opts.remoteCaller?.context ?? undefined,
-      traceparent: opts.traceparent,
-      baggage: opts.baggage,
+      traceparent: trace.traceparent,
+      baggage: trace.baggage,
       timeoutMs,
     };
     try {
@@ -344,12 +348,12 @@ function internalFailure(functionId: string, thrown: unknown): ErrorBody {
  * (keys whose value is undefined are left out, as JSON.stringify would). Throws what JSON.stringify
  * throws for an input it cannot serialise.
  */
-function invokeFrame(id: string, functionId: string, data: unknown, opts: RouteOptions): string {
+function invokeFrame(id: string, functionId: string, data: unknown, opts: RouteOptions, trace: TraceContext): string {
   const json = data instanceof PreparedJson ? data.json : (JSON.stringify(data) as string | undefined);
-  let frame = `{"type":"invokefunction","invocation_id":"${id}","function_id":${JSON.stringify(functionId)}`;
+  let frame = `{"type":"invokefunction","invocation_id":"${id}","function_id":${jsonString(functionId)}`;
   if (json !== undefined) frame += `,"data":${json}`;
-  if (opts.traceparent !== undefined) frame += `,"traceparent":${JSON.stringify(opts.traceparent)}`;
-  if (opts.baggage !== undefined) frame += `,"baggage":${JSON.stringify(opts.baggage)}`;
+  if (trace.traceparent !== undefined) frame += `,"traceparent":${jsonString(trace.traceparent)}`;
+  if (trace.baggage !== undefined) frame += `,"baggage":${jsonString(trace.baggage)}`;
   const caller = opts.caller;
   // The caller's identity, when its listener's auth function gave it one (see InvokeFunctionMessage.caller).
   if (caller?.access && caller.access.context !== null && caller.access.context !== undefined) {

@@ -484,6 +484,25 @@ describe('bridge with the Flint SDK only', () => {
     expect(r.baggage).toBe(BAGGAGE);
   });
 
+  it('delivers function ids and trace context that need escaping in JSON exactly as they were sent', async () => {
+    engine = await startTestEngine();
+    const id = 'esc::"quoted"\\back😀é';
+    // Not W3C: without a tracer the engine passes the caller's context on as it is.
+    const traceparent = 'tp "with" \\ and \u0001 and \ud800 alone';
+    const baggage = 'k="v\\"\n';
+    const seen: { function_id?: string; traceparent?: string; baggage?: string }[] = [];
+    await startWorker('flint', engine, (w) =>
+      w.registerFunction(id, (_d: unknown, ctx) => {
+        seen.push({ function_id: ctx?.function_id, traceparent: ctx?.traceparent, baggage: ctx?.baggage });
+        return 'ok';
+      }),
+    );
+    const raw = await RawClient.connect(engine.bridgeUrl);
+    const r = await raw.invoke(id, {}, { traceparent, baggage });
+    expect(r.result).toBe('ok');
+    expect(seen).toEqual([{ function_id: id, traceparent, baggage }]);
+  });
+
   it('has the engine honour the per-call timeoutMs of trigger()', async () => {
     engine = await startTestEngine(); // engine default time-out 30 s
     const gate = deferred();

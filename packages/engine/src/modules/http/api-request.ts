@@ -1,4 +1,5 @@
 import { PreparedJson } from '../../core/module-api.js';
+import { jsonString } from '../../lib/json-string.js';
 import type { Route } from './routes.js';
 
 type StringMap = Record<string, string>;
@@ -23,7 +24,7 @@ export function apiRequestJson(p: RequestParts, body: unknown, requestBodyRefJso
   const route = p.route;
   const trigger = p.method === route.method ? route.triggerJson : JSON.stringify(triggerOf(route, p.method));
   return new PreparedJson(
-    `{"path_params":${mapJson(p.path_params)},"query_params":${mapJson(p.query_params)},"headers":${JSON.stringify(p.headers)},"method":${JSON.stringify(p.method)},"body":${JSON.stringify(body ?? null)},"path":${JSON.stringify(p.path)},"route":${route.patternJson},"trigger":${trigger},"request_body":${requestBodyRefJson},"response":${responseRefJson}}`,
+    `{"path_params":${mapJson(p.path_params)},"query_params":${mapJson(p.query_params)},"headers":${JSON.stringify(p.headers)},"method":${jsonString(p.method)},"body":${body === null || body === undefined ? 'null' : JSON.stringify(body)},"path":${jsonString(p.path)},"route":${route.patternJson},"trigger":${trigger},"request_body":${requestBodyRefJson},"response":${responseRefJson}}`,
   );
 }
 

@@ -42,7 +42,7 @@ export class AnsweredFiring implements TriggerFiring {
     const outcome = this.outcome;
     const attributes = outcome?.attributes ? { ...outcome.attributes, 'http.response.status_code': status } : statusAttributes(status);
     const error = outcome?.error ?? (status >= 500 ? { code: 'http_error', message: `answered ${status}` } : undefined);
-    this.firing.end({ ...outcome, error, attributes });
+    this.firing.end({ error, skipped: outcome?.skipped, attributes });
     this.cleanup?.();
   }
 }
