@@ -33,9 +33,11 @@ describe('a burst of time-outs', () => {
     const sentAt = new Map<string, number>();
     const lateness: number[] = [];
     const codes = new Map<string, number>();
+    let firstAnswerAt = 0;
     const answered = new Promise<void>((resolve) => {
       caller.onFrame = (frame) => {
         if (frame.type !== 'invocationresult') return;
+        if (lateness.length === 0) firstAnswerAt = performance.now();
         lateness.push(performance.now() - (sentAt.get(frame.invocation_id) as number) - TIMEOUT_MS);
         codes.set(frame.error?.code, (codes.get(frame.error?.code) ?? 0) + 1);
         if (lateness.length === CALLS) resolve();
@@ -49,6 +51,7 @@ describe('a burst of time-outs', () => {
     }
     await answered;
     const sendingMs = performance.now() - started;
+    const answeringMs = performance.now() - firstAnswerAt;
     expect(Object.fromEntries(codes)).toEqual({ invocation_timeout: CALLS });
     // Not early, and not late beyond the time the engine needs to take in the burst at all (measured
     // from the send, so the engine's reading of the frames counts too): a generous bound.
@@ -73,7 +76,7 @@ describe('a burst of time-outs', () => {
     }
     expect(summaries.length).toBeGreaterThanOrEqual(1);
     // At most one summary per second of time-outs (and one full line before each), however long they lasted.
-    const seconds = Math.ceil(Math.max(...lateness) / 1000) + 2;
+    const seconds = Math.ceil(answeringMs / 1000) + 2;
     expect(summaries.length).toBeLessThanOrEqual(seconds);
     expect(full.length).toBeLessThanOrEqual(summaries.length + 1);
     const perFunction: Record<string, number> = {};
