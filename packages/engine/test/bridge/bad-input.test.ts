@@ -308,6 +308,41 @@ describe('hostile frames', () => {
     expect(caller.unread.filter((f) => f.invocation_id === callId)).toEqual([]);
   });
 
+  it('an invocationresult whose id only resembles the call\'s (upper case, a stray character, another sequence) is ignored', async () => {
+    await start();
+    const provider = await raw();
+    provider.send({ type: 'registerfunction', id: 'near::f' });
+    await barrier(provider);
+    const caller = await raw();
+    // Calls until the engine's id for one has a letter in its counter (the last 12 digits), so that an
+    // upper-case copy differs from it only in case.
+    let id: string | undefined;
+    let callId = '';
+    for (let i = 0; i < 40 && id === undefined; i++) {
+      callId = randomUUID();
+      caller.send({ type: 'invokefunction', invocation_id: callId, function_id: 'near::f', data: {} });
+      const frame = await provider.next((f) => f.type === 'invokefunction' && f.invocation_id !== undefined);
+      const engineId = String(frame.invocation_id);
+      if (/[a-f]/.test(engineId.slice(24))) id = engineId;
+      else provider.send({ type: 'invocationresult', invocation_id: engineId, function_id: 'near::f', result: 'skip' });
+    }
+    if (id === undefined) throw new Error('no engine invocation id with a letter in its counter');
+    const near = [
+      id.slice(0, 24) + id.slice(24).toUpperCase(),
+      `${id.slice(0, 35)}:`,
+      `${id.slice(0, 35)}g`,
+      `${id.slice(0, 24)} ${id.slice(25)}`,
+      `${id.slice(0, 24)}ffffffffffff`,
+      `${id[0] === '0' ? '1' : '0'}${id.slice(1)}`,
+      `${id}0`,
+    ];
+    for (const forged of near) provider.send({ type: 'invocationresult', invocation_id: forged, function_id: 'near::f', result: 'near' });
+    await barrier(provider);
+    provider.send({ type: 'invocationresult', invocation_id: id, function_id: 'near::f', result: 'real' });
+    const answer = await caller.next((f) => f.type === 'invocationresult' && f.invocation_id === callId);
+    expect(answer.result).toBe('real');
+  });
+
   // 10,000 levels of nesting fit in a 20 KB frame; JSON.parse takes them, a recursive walk or
   // JSON.stringify of the parsed value overflows the stack (from about 5,000 levels on).
   const deep = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;

@@ -13,6 +13,7 @@ import type { TelemetryBuffer } from '../telemetry-buffer.js';
 import type { TriggerRegistry } from '../triggers.js';
 import type { WorkerRegistry } from '../workers.js';
 import type { WorkerConnection } from './connection.js';
+import { resultFrame } from './result-frame.js';
 import { type RegistrationOptions, WorkerRegistrations } from './worker-registrations.js';
 import { answerForwardedTrigger, failForwardedTriggers } from './worker-trigger-types.js';
 
@@ -209,24 +210,13 @@ export class WorkerSession {
     }
     const functionId = msg.function_id;
     this.deps.invoker.route(functionId, data, opts, (error, result, trace) => {
-      const reply = {
-        type: 'invocationresult',
-        invocation_id: id,
-        function_id: functionId,
-        // No answer and a null answer both leave `result` out, as the upstream engine does: iii-sdk
-        // callers then get `undefined` (what their code tests for); @flint/sdk turns it into null.
-        result: result === null ? undefined : conn.access ? conn.access.filterListing(functionId, result) : result,
-        error,
-        traceparent: trace?.traceparent,
-        baggage: trace?.baggage,
-      };
       let text: string;
       try {
-        text = JSON.stringify(reply);
+        text = resultFrame(id, functionId, conn.access && result !== null ? conn.access.filterListing(functionId, result) : result, error, trace);
       } catch (err) {
         // e.g. a result nested too deeply to serialise: the caller still gets its one answer.
         const message = `the result of ${functionId} cannot be serialised: ${errorMessage(err)}`;
-        text = JSON.stringify({ type: 'invocationresult', invocation_id: id, function_id: functionId, error: { code: 'internal_error', message } });
+        text = resultFrame(id, functionId, undefined, { code: 'internal_error', message }, undefined);
       }
       conn.sendRaw(text);
     });
