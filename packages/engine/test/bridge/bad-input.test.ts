@@ -308,7 +308,7 @@ describe('hostile frames', () => {
     expect(caller.unread.filter((f) => f.invocation_id === callId)).toEqual([]);
   });
 
-  it('an invocationresult whose id only resembles the call\'s (upper case, a stray character, another sequence) is ignored', async () => {
+  it("an invocationresult whose id only resembles the call's (upper case, a stray character, another sequence) is ignored", async () => {
     await start();
     const provider = await raw();
     provider.send({ type: 'registerfunction', id: 'near::f' });
