@@ -171,6 +171,18 @@ export class Connection {
     return 'queued';
   }
 
+  /**
+   * A frame already written out (see resultFrame): sent when connected, else `frame()` is queued like
+   * `send` would (the text is not kept: a queued frame may still be looked at, see `unqueue`).
+   */
+  sendText(text: string, frame: () => Record<string, unknown>): 'sent' | 'queued' | false {
+    if (this.state === 'connected' && this.ws?.readyState === WebSocket.OPEN) {
+      this.write(this.ws, text);
+      return 'sent';
+    }
+    return this.send(frame());
+  }
+
   /** Brings a distant reconnect attempt forward for a call that waits (see EARLY_ATTEMPT_MS). */
   private hurry(): void {
     if (this.state !== 'disconnected' || this.reconnectTimer === undefined) return;

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { type InvokeFunctionMessage, type RegisterFunctionMessage, isChannelRef } from '@flint/protocol';
+import { type InvokeFunctionMessage, type RegisterFunctionMessage, type ResultParts, formatError, isChannelRef, resultFrame } from '@flint/protocol';
 import { ChannelReader } from './channel-reader.js';
 import type { ChannelSocketSource } from './channel-sockets.js';
 import { ChannelWriter } from './channel-writer.js';
@@ -38,17 +38,24 @@ export class Invocations {
     const span = this.spans?.open(msg.traceparent, functionId);
     const traceparent = span ? span.traceparent : msg.traceparent;
     const reply = (result: unknown, error?: { code?: string; message?: string }) => {
-      if (span) this.spans?.close(span, error);
-      if (invocationId === undefined) return;
-      this.connection.send({
-        type: 'invocationresult',
-        invocation_id: invocationId,
-        function_id: functionId,
-        result,
-        error,
-        traceparent,
-        baggage: msg.baggage,
-      });
+      if (invocationId === undefined) {
+        // A void call: nobody waits for the result.
+        if (span) this.spans?.close(span, error);
+        return;
+      }
+      let parts: ResultParts = { result, error, traceparent, baggage: msg.baggage };
+      let text: string;
+      try {
+        text = resultFrame(invocationId, functionId, parts);
+      } catch (err) {
+        // A BigInt, a cycle, a toJSON that throws: the caller gets this answer instead of waiting for its time-out.
+        const reason = err instanceof Error ? err.message : String(err);
+        const message = formatError('result_not_serializable', { function_id: functionId, reason });
+        parts = { error: { code: 'result_not_serializable', message }, traceparent, baggage: msg.baggage };
+        text = resultFrame(invocationId, functionId, parts);
+      }
+      if (span) this.spans?.close(span, parts.error);
+      this.connection.sendText(text, () => ({ type: 'invocationresult', invocation_id: invocationId, function_id: functionId, ...parts }));
     };
     if (!entry) return reply(undefined, { code: 'function_not_found', message: `Function ${functionId} not found on this worker` });
     const handler = entry.handler;

@@ -62,6 +62,38 @@ describe('@flint/sdk errors and time-outs', () => {
     expect(missing.code).toBe('function_not_found');
   });
 
+  it('a result with no JSON form (BigInt, a cycle, a throwing toJSON) is answered result_not_serializable at once, sync or async', async () => {
+    const engine = await engineOn();
+    const callee = worker(engine.bridgeUrl);
+    const cycle: Record<string, unknown> = { name: 'loop' };
+    cycle.self = cycle;
+    const values: Record<string, () => unknown> = {
+      'ser::bigint': () => ({ total: 10n }),
+      'ser::cycle': () => cycle,
+      'ser::tojson': () => ({
+        toJSON() {
+          throw new Error('no JSON for you');
+        },
+      }),
+    };
+    for (const [id, value] of Object.entries(values)) {
+      callee.registerFunction(id, value);
+      callee.registerFunction(`${id}-async`, async () => value());
+    }
+    callee.registerFunction('ser::fine', async () => ({ total: 10 }));
+    await waitFor(() => listed(engine, 'ser::fine'), 2000, 'registration');
+    const caller = worker(engine.bridgeUrl);
+    for (const id of Object.keys(values).flatMap((id) => [id, `${id}-async`])) {
+      const started = Date.now();
+      const err = await rejection(caller.trigger({ function_id: id, payload: {}, timeoutMs: 5000 }));
+      expect(err.code, id).toBe('result_not_serializable');
+      expect(err.message, id).toMatch(new RegExp(`^${id} returned a value with no JSON form: .+`));
+      expect(Date.now() - started, id).toBeLessThan(4000);
+    }
+    // The worker keeps serving.
+    expect(await caller.trigger({ function_id: 'ser::fine', payload: {} })).toEqual({ total: 10 });
+  });
+
   it('a trigger() with no answer times out locally with code invocation_timeout (and sends timeout_ms)', async () => {
     // A bare WebSocket server that accepts the worker and never answers anything: only the SDK's own timer can fire.
     const frames: Record<string, unknown>[] = [];

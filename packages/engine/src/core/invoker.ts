@@ -5,11 +5,11 @@ import {
   formatError,
   isErrorBody,
   isRoutingCode,
+  jsonString,
   nestedCallFailure,
   toErrorBody,
 } from '@flint/protocol';
 import { errorMessage } from '../lib/errors.js';
-import { jsonString } from '../lib/json-string.js';
 import { BurstLog } from '../lib/log-burst.js';
 import { type InvocationContext, type InvokeOptions, PreparedJson, type TraceContext } from './api/functions.js';
 import type { InvocationEvent } from './api/observe.js';

@@ -1,4 +1,4 @@
-import { FlintError, type InvokeFunctionMessage, type WorkerToEngine, decodeWorkerFrame } from '@flint/protocol';
+import { FlintError, type InvokeFunctionMessage, type WorkerToEngine, decodeWorkerFrame, resultFrame } from '@flint/protocol';
 import type { RawData, WebSocket } from 'ws';
 import { toBuffer } from '../../lib/buffers.js';
 import { errorMessage } from '../../lib/errors.js';
@@ -13,7 +13,6 @@ import type { TelemetryBuffer } from '../telemetry-buffer.js';
 import type { TriggerRegistry } from '../triggers.js';
 import type { WorkerRegistry } from '../workers.js';
 import type { WorkerConnection } from './connection.js';
-import { resultFrame } from './result-frame.js';
 import { type RegistrationOptions, WorkerRegistrations } from './worker-registrations.js';
 import { answerForwardedTrigger, failForwardedTriggers } from './worker-trigger-types.js';
 
@@ -212,11 +211,14 @@ export class WorkerSession {
     this.deps.invoker.route(functionId, data, opts, (error, result, trace) => {
       let text: string;
       try {
-        text = resultFrame(id, functionId, conn.access && result !== null ? conn.access.filterListing(functionId, result) : result, error, trace);
+        // No answer and a null answer both leave `result` out, as the upstream engine does: iii-sdk callers
+        // then get `undefined` (what their code tests for); @flint/sdk turns it into null.
+        const answer = result === null ? undefined : conn.access ? conn.access.filterListing(functionId, result) : result;
+        text = resultFrame(id, functionId, { result: answer, error, traceparent: trace?.traceparent, baggage: trace?.baggage });
       } catch (err) {
         // e.g. a result nested too deeply to serialise: the caller still gets its one answer.
         const message = `the result of ${functionId} cannot be serialised: ${errorMessage(err)}`;
-        text = resultFrame(id, functionId, undefined, { code: 'internal_error', message }, undefined);
+        text = resultFrame(id, functionId, { error: { code: 'internal_error', message } });
       }
       conn.sendRaw(text);
     });

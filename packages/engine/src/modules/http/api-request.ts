@@ -1,5 +1,5 @@
+import { jsonString } from '@flint/protocol';
 import { PreparedJson } from '../../core/module-api.js';
-import { jsonString } from '../../lib/json-string.js';
 import type { Route } from './routes.js';
 
 type StringMap = Record<string, string>;
