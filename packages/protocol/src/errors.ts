@@ -138,7 +138,7 @@ export const ERROR_CODES = {
   ),
   result_not_serializable: spec(
     '{function_id} returned a value with no JSON form: {reason}',
-    'SDK only: a handler returned a value that cannot be sent as JSON (the Python SDK names where it sits).',
+    'SDK only: a handler returned a value that cannot be sent as JSON (the Python SDK also names where it sits).',
   ),
   channel_closed: spec(
     '{channel} is closed: {reason}',
