@@ -1,4 +1,4 @@
-import type { ErrorBody } from './messages.js';
+import type { ErrorBody, InvokeAction } from './messages.js';
 
 /** Text JSON.stringify writes as is between quotes: no control character, quote, backslash or surrogate. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what JSON escapes
@@ -38,5 +38,34 @@ export function resultFrame(invocationId: string, functionId: string, parts: Res
   if (parts.error !== undefined) frame += `,"error":${JSON.stringify(parts.error)}`;
   if (parts.traceparent !== undefined) frame += `,"traceparent":${jsonString(parts.traceparent)}`;
   if (parts.baggage !== undefined) frame += `,"baggage":${jsonString(parts.baggage)}`;
+  return `${frame}}`;
+}
+
+/** What an `invokefunction` frame carries besides its ids. */
+export interface InvokeParts {
+  /** The payload, already written as JSON (left out when undefined). */
+  dataJson?: string;
+  traceparent?: string;
+  baggage?: string;
+  timeoutMs?: number;
+  action?: InvokeAction;
+  /** The caller's identity (engine → worker), already written as JSON. */
+  callerJson?: string;
+}
+
+/**
+ * The text of an `invokefunction` frame, written out by hand like resultFrame's. `invocationId` is one
+ * the writer made itself (crypto.randomUUID, or the engine's UUID-shaped sequence: hex digits and dashes),
+ * so it goes in as is; undefined leaves it out (a call nobody waits for).
+ */
+export function invokeFrame(invocationId: string | undefined, functionId: string, parts: InvokeParts): string {
+  let frame = invocationId === undefined ? '{"type":"invokefunction"' : `{"type":"invokefunction","invocation_id":"${invocationId}"`;
+  frame += `,"function_id":${jsonString(functionId)}`;
+  if (parts.dataJson !== undefined) frame += `,"data":${parts.dataJson}`;
+  if (parts.traceparent !== undefined) frame += `,"traceparent":${jsonString(parts.traceparent)}`;
+  if (parts.baggage !== undefined) frame += `,"baggage":${jsonString(parts.baggage)}`;
+  if (parts.timeoutMs !== undefined) frame += `,"timeout_ms":${JSON.stringify(parts.timeoutMs)}`;
+  if (parts.action !== undefined) frame += `,"action":${JSON.stringify(parts.action)}`;
+  if (parts.callerJson !== undefined) frame += `,"caller":${parts.callerJson}`;
   return `${frame}}`;
 }

@@ -5,7 +5,7 @@ export { type EngineDecodeResult, decodeEngineFrame } from './decode-engine.js';
 export * from './errors.js';
 export * from './failures.js';
 export { type Corkable, FLUSH_EVERY, FrameBatcher, type FrameBatcherOptions, HEAVY_TURN_FRAMES } from './frame-batcher.js';
-export { type ResultParts, jsonString, resultFrame } from './frame-text.js';
+export { type InvokeParts, type ResultParts, invokeFrame, jsonString, resultFrame } from './frame-text.js';
 export * from './messages.js';
 export type * from './stream.js';
 export * from './telemetry.js';

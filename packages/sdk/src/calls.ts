@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type InvocationResultMessage, type InvokeFunctionMessage, formatError } from '@flint/protocol';
+import { type InvocationResultMessage, type InvokeFunctionMessage, type InvokeParts, formatError, invokeFrame } from '@flint/protocol';
 import type { Connection } from './connection.js';
 import { FlintInvocationError } from './errors.js';
 import { invocationScope } from './invocations.js';
@@ -43,37 +43,56 @@ export class Calls {
   }
 
   trigger<I, O>(request: TriggerRequest<I>): Promise<O> {
+    const functionId = request.function_id;
+    if (this.connection.state === 'shutdown') return Promise.reject(new FlintInvocationError('worker_shutting_down', 'the worker is shut down', functionId));
+    if (this.connection.state === 'failed') return Promise.reject(this.notConnected(functionId, this.gaveUp()));
+    const data = request.payload ?? null;
+    const parts: InvokeParts = {};
+    try {
+      parts.dataJson = JSON.stringify(data) as string | undefined;
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      return Promise.reject(new FlintInvocationError('invalid_payload', `the payload of a call to ${functionId} has no JSON form: ${reason}`, functionId));
+    }
     const scope = invocationScope.getStore();
-    const frame: InvokeFunctionMessage = { type: 'invokefunction', function_id: request.function_id, data: request.payload ?? null };
-    if (scope?.traceparent) frame.traceparent = scope.traceparent;
-    if (scope?.baggage) frame.baggage = scope.baggage;
-    if (request.action) frame.action = request.action;
-    if (this.connection.state === 'shutdown')
-      return Promise.reject(new FlintInvocationError('worker_shutting_down', 'the worker is shut down', request.function_id));
-    if (this.connection.state === 'failed') return Promise.reject(this.notConnected(request.function_id, this.gaveUp()));
+    if (scope?.traceparent) parts.traceparent = scope.traceparent;
+    if (scope?.baggage) parts.baggage = scope.baggage;
+    if (request.action) parts.action = request.action;
+    if (request.timeoutMs !== undefined) parts.timeoutMs = request.timeoutMs;
+    // The frame as an object, for the connection's queue while it is not connected.
+    let queued: InvokeFunctionMessage | undefined;
+    const queue = (id: string | undefined) => () => {
+      queued = { type: 'invokefunction', function_id: functionId, data };
+      if (parts.traceparent) queued.traceparent = parts.traceparent;
+      if (parts.baggage) queued.baggage = parts.baggage;
+      if (parts.action) queued.action = parts.action;
+      if (id !== undefined) queued.invocation_id = id;
+      if (id !== undefined && parts.timeoutMs !== undefined) queued.timeout_ms = parts.timeoutMs;
+      return queued as unknown as Record<string, unknown>;
+    };
     if (request.action?.type === 'void') {
-      return this.connection.send(frame) ? Promise.resolve(undefined as O) : Promise.reject(this.queueFull(request.function_id));
+      parts.timeoutMs = undefined;
+      const sent = this.connection.sendText(invokeFrame(undefined, functionId, parts), queue(undefined));
+      return sent ? Promise.resolve(undefined as O) : Promise.reject(this.queueFull(functionId));
     }
     const id = randomUUID();
-    frame.invocation_id = id;
-    if (request.timeoutMs !== undefined) frame.timeout_ms = request.timeoutMs;
     const timeoutMs = request.timeoutMs ?? this.options.invocationTimeoutMs;
     return new Promise<O>((resolve, reject) => {
       const p: Pending = {
         resolve: resolve as (v: unknown) => void,
         reject,
-        functionId: request.function_id,
+        functionId,
         queued: undefined,
         connectTimer: undefined,
         startedAt: Date.now(),
         // A call that never left the queue did not time out: it never reached the engine.
-        timer: setTimeout(() => (p.queued ? this.giveUp(id) : this.fail(id, this.timedOut(request.function_id, timeoutMs))), timeoutMs),
+        timer: setTimeout(() => (p.queued ? this.giveUp(id) : this.fail(id, this.timedOut(functionId, timeoutMs))), timeoutMs),
       };
       this.pending.set(id, p);
-      const sent = this.connection.send(frame);
-      if (!sent) return this.fail(id, this.queueFull(request.function_id));
+      const sent = this.connection.sendText(invokeFrame(id, functionId, parts), queue(id));
+      if (!sent) return this.fail(id, this.queueFull(functionId));
       if (sent === 'queued') {
-        p.queued = frame;
+        p.queued = queued;
         p.connectTimer = setTimeout(() => this.giveUp(id), this.options.connectTimeoutMs);
       }
     });

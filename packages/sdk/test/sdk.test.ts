@@ -94,6 +94,25 @@ describe('@flint/sdk errors and time-outs', () => {
     expect(await caller.trigger({ function_id: 'ser::fine', payload: {} })).toEqual({ total: 10 });
   });
 
+  it('a call whose payload has no JSON form is refused with invalid_payload, before anything is sent', async () => {
+    const engine = await engineOn();
+    const callee = worker(engine.bridgeUrl);
+    let runs = 0;
+    callee.registerFunction('pl::count', () => {
+      runs++;
+      return runs;
+    });
+    await waitFor(() => listed(engine, 'pl::count'), 2000, 'registration');
+    const caller = worker(engine.bridgeUrl);
+    for (const action of [undefined, { type: 'void' } as const]) {
+      const err = await rejection(caller.trigger({ function_id: 'pl::count', payload: { n: 1n }, action }));
+      expect(err).toBeInstanceOf(FlintInvocationError);
+      expect(err.code).toBe('invalid_payload');
+      expect(err.message).toMatch(/^the payload of a call to pl::count has no JSON form: .*BigInt/);
+    }
+    expect(await caller.trigger({ function_id: 'pl::count', payload: {} })).toBe(1);
+  });
+
   it('a trigger() with no answer times out locally with code invocation_timeout (and sends timeout_ms)', async () => {
     // A bare WebSocket server that accepts the worker and never answers anything: only the SDK's own timer can fire.
     const frames: Record<string, unknown>[] = [];

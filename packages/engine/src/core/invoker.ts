@@ -3,9 +3,9 @@ import {
   FlintError,
   type InvocationResultMessage,
   formatError,
+  invokeFrame,
   isErrorBody,
   isRoutingCode,
-  jsonString,
   nestedCallFailure,
   toErrorBody,
 } from '@flint/protocol';
@@ -166,7 +166,7 @@ export class Invoker {
       // sees in what a trigger delivers only the functions its listener exposes.
       const access = conn.access;
       if (access && opts.trigger) data = access.filterDelivery(opts.trigger.type, data);
-      frame = invokeFrame(id, access ? access.unprefixed(functionId) : functionId, data, opts, trace);
+      frame = invokeFrameOf(id, access ? access.unprefixed(functionId) : functionId, data, opts, trace);
     } catch (err) {
       return this.refuse(functionId, opts, { code: 'invalid_payload', message: `payload cannot be serialised: ${errorMessage(err)}` }, done);
     }
@@ -344,22 +344,19 @@ function internalFailure(functionId: string, thrown: unknown): ErrorBody {
 }
 
 /**
- * The `invokefunction` frame, written out by hand so that a PreparedJson input is spliced in as is
- * (keys whose value is undefined are left out, as JSON.stringify would). Throws what JSON.stringify
+ * The `invokefunction` frame (see invokeFrame in @flint/protocol): a PreparedJson input is spliced in as
+ * is (keys whose value is undefined are left out, as JSON.stringify would). Throws what JSON.stringify
  * throws for an input it cannot serialise.
  */
-function invokeFrame(id: string, functionId: string, data: unknown, opts: RouteOptions, trace: TraceContext): string {
-  const json = data instanceof PreparedJson ? data.json : (JSON.stringify(data) as string | undefined);
-  let frame = `{"type":"invokefunction","invocation_id":"${id}","function_id":${jsonString(functionId)}`;
-  if (json !== undefined) frame += `,"data":${json}`;
-  if (trace.traceparent !== undefined) frame += `,"traceparent":${jsonString(trace.traceparent)}`;
-  if (trace.baggage !== undefined) frame += `,"baggage":${jsonString(trace.baggage)}`;
+function invokeFrameOf(id: string, functionId: string, data: unknown, opts: RouteOptions, trace: TraceContext): string {
+  const dataJson = data instanceof PreparedJson ? data.json : (JSON.stringify(data) as string | undefined);
   const caller = opts.caller;
+  let callerJson: string | undefined;
   // The caller's identity, when its listener's auth function gave it one (see InvokeFunctionMessage.caller).
   if (caller?.access && caller.access.context !== null && caller.access.context !== undefined) {
-    frame += `,"caller":${JSON.stringify({ worker_id: caller.id, context: caller.access.context })}`;
+    callerJson = JSON.stringify({ worker_id: caller.id, context: caller.access.context });
   } else if (opts.remoteCaller && opts.remoteCaller.context !== null && opts.remoteCaller.context !== undefined) {
-    frame += `,"caller":${JSON.stringify(opts.remoteCaller)}`;
+    callerJson = JSON.stringify(opts.remoteCaller);
   }
-  return `${frame}}`;
+  return invokeFrame(id, functionId, { dataJson, traceparent: trace.traceparent, baggage: trace.baggage, callerJson });
 }
