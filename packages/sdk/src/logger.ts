@@ -37,12 +37,42 @@ export class Logger {
       return;
     }
     const payload: Record<string, unknown> = { message };
-    if (data !== undefined) payload.data = data;
+    if (data !== undefined) payload.data = loggable(data);
     if (context?.length === 4) {
       payload.trace_id = context[1];
       payload.span_id = context[2];
     }
     if (this.serviceName) payload.service_name = this.serviceName;
     this.worker.trigger({ function_id: `engine::log::${level}`, payload, action: { type: 'void' } }).catch(() => {});
+  }
+}
+
+/**
+ * `data` as it can travel as JSON: itself when it can, else a copy with each BigInt as its decimal string
+ * and each reference back to an enclosing object as "[Circular]" (a log line is not lost to its data),
+ * else a note of why not (e.g. a toJSON that throws).
+ */
+function loggable(data: unknown): unknown {
+  try {
+    JSON.stringify(data);
+    return data;
+  } catch {
+    // Fall through to the copy below.
+  }
+  const ancestors: unknown[] = [];
+  try {
+    return JSON.parse(
+      JSON.stringify(data, function (this: unknown, _key: string, value: unknown) {
+        if (typeof value === 'bigint') return value.toString();
+        if (typeof value !== 'object' || value === null) return value;
+        // The objects above this one: `this` is the one holding it.
+        while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop();
+        if (ancestors.includes(value)) return '[Circular]';
+        ancestors.push(value);
+        return value;
+      }),
+    );
+  } catch (err) {
+    return `[no JSON form: ${err instanceof Error ? err.message : String(err)}]`;
   }
 }

@@ -249,6 +249,15 @@ describe('Logger', () => {
     log.info('invoice sent', { invoice: 42 });
     log.warn('card expiring');
     log.error('charge failed');
+    // Data JSON cannot carry as is still gets its line: BigInts as strings, cycles marked, a throwing toJSON noted.
+    const order: Record<string, unknown> = { id: 7, total: 12345678901234567890n, lines: [{ sku: 'A1' }, { sku: 'A1' }] };
+    order.self = order;
+    log.info('order with a bigint', order);
+    log.info('order with a bad toJSON', {
+      toJSON() {
+        throw new Error('not today');
+      },
+    });
 
     const lines = () =>
       output
@@ -261,6 +270,10 @@ describe('Logger', () => {
     expect(warn.level).toBe(40);
     const error = await waitFor(() => lines().find((l) => l.msg === 'charge failed'), 2000, 'the error line');
     expect(error.level).toBe(50);
+    const big = await waitFor(() => lines().find((l) => l.msg === 'order with a bigint'), 2000, 'the bigint line');
+    expect(big.data).toEqual({ id: 7, total: '12345678901234567890', lines: [{ sku: 'A1' }, { sku: 'A1' }], self: '[Circular]' });
+    const bad = await waitFor(() => lines().find((l) => l.msg === 'order with a bad toJSON'), 2000, 'the toJSON line');
+    expect(bad.data).toBe('[no JSON form: not today]');
   });
 
   it('tags lines written inside a handler with the trace id of the invocation', async () => {
