@@ -17,7 +17,8 @@ export function jsonString(text: string): string {
 export interface ResultParts {
   /** Left out when undefined (the engine also leaves out null: see its bridge). */
   result?: unknown;
-  error?: ErrorBody | { code?: string; message?: string };
+  /** An ErrorBody, or what an SDK reply has of one. */
+  error?: Partial<ErrorBody>;
   traceparent?: string;
   baggage?: string;
 }

@@ -37,28 +37,29 @@ export class Logger {
       return;
     }
     const payload: Record<string, unknown> = { message };
-    if (data !== undefined) payload.data = loggable(data);
+    if (data !== undefined) payload.data = data;
     if (context?.length === 4) {
       payload.trace_id = context[1];
       payload.span_id = context[2];
     }
     if (this.serviceName) payload.service_name = this.serviceName;
-    this.worker.trigger({ function_id: `engine::log::${level}`, payload, action: { type: 'void' } }).catch(() => {});
+    const functionId = `engine::log::${level}`;
+    this.worker.trigger({ function_id: functionId, payload, action: { type: 'void' } }).catch((err: { code?: unknown }) => {
+      // Data with no JSON form refuses the call before anything is sent: the line goes again with a copy
+      // JSON can carry (a microtask later, so after any line written right after it in the same code).
+      if (err?.code !== 'invalid_payload' || data === undefined) return;
+      payload.data = loggable(data);
+      this.worker?.trigger({ function_id: functionId, payload, action: { type: 'void' } }).catch(() => {});
+    });
   }
 }
 
 /**
- * `data` as it can travel as JSON: itself when it can, else a copy with each BigInt as its decimal string
- * and each reference back to an enclosing object as "[Circular]" (a log line is not lost to its data),
- * else a note of why not (e.g. a toJSON that throws).
+ * A copy of `data` that JSON can carry: each BigInt as its decimal string and each reference back to an
+ * enclosing object as "[Circular]" (a log line is not lost to its data); else a note of why not (e.g. a
+ * toJSON that throws).
  */
 function loggable(data: unknown): unknown {
-  try {
-    JSON.stringify(data);
-    return data;
-  } catch {
-    // Fall through to the copy below.
-  }
   const ancestors: unknown[] = [];
   try {
     return JSON.parse(

@@ -24,8 +24,8 @@ export class UuidSequence {
   /** The sequence number of an id this sequence issued, else undefined. */
   seqOf(id: string): number | undefined {
     if (id.length !== 36 || !id.startsWith(this.prefix)) return undefined;
-    // The counter's 12 lowercase hex digits, read in place: a regular expression and parseInt on slices
-    // of the id cost some 2,500 instructions per result routed, this loop a tenth of that.
+    // The counter's 12 lowercase hex digits, read in place: about half the time of a regular expression
+    // and parseInt on slices of the id (a microbenchmark: 166-198 -> 70-83 ns per id).
     let seq = 0;
     for (let i = 24; i < 36; i++) {
       const c = id.charCodeAt(i);
