@@ -16,6 +16,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { describeError, errnoCode, fsyncDir, makeDirectory, writeAll } from '../../dist/adapters/shared/files.js';
 import { RedisConnection } from '../../dist/adapters/shared/redis-connection.js';
+import { defineScripts } from '../../dist/adapters/shared/redis-scripts.js';
 import { escapeRedisGlob } from '../../dist/adapters/shared/redis-text.js';
 import { redactUrl, scrubPassword, urlPassword } from '../../dist/adapters/shared/url-text.js';
 import { SpareRedisServer, deleteKeysWithPrefix } from '../support/services/redis-server.js';
@@ -113,6 +114,38 @@ describe.skipIf(!runRedis)('RedisConnection on a real Redis', () => {
     } finally {
       await connection.call(() => connection.client.del(key));
     }
+  });
+
+  test('send passes its arguments as given (numbers as decimal text) and answers strings', async () => {
+    const connection = await connect();
+    const key = `flint-test:${randomUUID()}`;
+    const text = 'two words\r\n$3\r\nnot a command, ünïcode ✓';
+    try {
+      expect(await connection.call(() => connection.send('hset', [key, 'f', text, 'n', 42.5]))).toBe(2);
+      expect(await connection.call(() => connection.send('hget', [key, 'f']))).toBe(text);
+      expect(await connection.call(() => connection.send('hget', [key, 'n']))).toBe('42.5');
+      expect(await connection.call(() => connection.send('hget', [key, 'missing']))).toBeNull();
+      const error = await expectUnavailable(connection.call(() => connection.send('get', [key])));
+      expect(error.message).toContain('WRONGTYPE');
+    } finally {
+      await connection.call(() => connection.client.del(key));
+    }
+  });
+
+  test('scripts run by EVALSHA, are loaded again by EVAL after SCRIPT FLUSH, and report their own errors', async () => {
+    const connection = await connect();
+    const scripts = defineScripts<{ echo(key: string, ...args: (string | number)[]): Promise<string[]>; fail(): Promise<unknown> }>(connection.send, {
+      echo: { numberOfKeys: 1, lua: `return { KEYS[1], ARGV[1], ARGV[2], tostring(#ARGV) }` },
+      fail: { numberOfKeys: 0, lua: `return redis.error_reply('ERR flint test failure')` },
+    });
+    const key = `flint-test:${randomUUID()}`;
+    const run = () => connection.call(() => scripts.echo(key, 'a b', 7));
+    expect(await run()).toEqual([key, 'a b', '7', '2']);
+    await connection.call(() => connection.client.script('FLUSH'));
+    expect(await run()).toEqual([key, 'a b', '7', '2']);
+    expect(await run()).toEqual([key, 'a b', '7', '2']);
+    const error = await expectUnavailable(connection.call(() => scripts.fail()));
+    expect(error.message).toContain('ERR flint test failure');
   });
 
   test('after close, commands fail with store_unavailable; closing twice is harmless', async () => {

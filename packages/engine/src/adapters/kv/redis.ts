@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { AdapterFactory } from '../../core/api/adapters.js';
 import type { AdapterLog } from '../shared/log.js';
 import { RedisConnection } from '../shared/redis-connection.js';
+import { defineScripts } from '../shared/redis-scripts.js';
 import { escapeRedisGlob } from '../shared/redis-text.js';
 import { type RedisKvConfig, redisKvConfigSchema } from './redis-config.js';
 import type { KvEntry, KvStore, KvUpdateResult, KvUpdater, KvWriteResult } from './types.js';
@@ -66,8 +67,8 @@ const KNOWN_MAX_FIELDS = 16_384;
 /** Longer texts are not kept (an update of such a value reads it first): at most 16 MiB kept in all. */
 const KNOWN_MAX_TEXT = 1024;
 
-/** The client with the scripts above registered through `defineCommand` (EVALSHA, falling back to EVAL). */
-interface ScriptedRedis extends Redis {
+/** The scripts above, run through `defineScripts` (EVALSHA, falling back to EVAL). */
+interface KvScripts {
   flintKvSet(hash: string, field: string, json: string, ...notice: string[]): Promise<ScriptReply>;
   flintKvDelete(hash: string, field: string, ...notice: string[]): Promise<ScriptReply>;
   flintKvCas(hash: string, field: string, existed: '0' | '1', expected: string, json: string, ...notice: string[]): Promise<CasReply>;
@@ -117,7 +118,8 @@ export type RedisUpdateNotice = (existed: boolean, newValue: unknown) => { chann
  */
 export class RedisKvStore implements KvStore {
   readonly kind: string = 'redis';
-  private readonly redis: ScriptedRedis;
+  private readonly redis: Redis;
+  private readonly scripts: KvScripts;
   private readonly url: string;
   private readonly prefix: string;
   /** Tail of the queue of local `update`s per hash field (keyed by `${hash}\n${key}`). */
@@ -131,10 +133,12 @@ export class RedisKvStore implements KvStore {
     config: RedisKvConfig,
   ) {
     const redis = connection.client;
-    redis.defineCommand('flintKvSet', { numberOfKeys: 1, lua: SET_LUA });
-    redis.defineCommand('flintKvDelete', { numberOfKeys: 1, lua: DELETE_LUA });
-    redis.defineCommand('flintKvCas', { numberOfKeys: 1, lua: CAS_LUA });
-    this.redis = redis as ScriptedRedis;
+    this.scripts = defineScripts<KvScripts>(connection.send, {
+      flintKvSet: { numberOfKeys: 1, lua: SET_LUA },
+      flintKvDelete: { numberOfKeys: 1, lua: DELETE_LUA },
+      flintKvCas: { numberOfKeys: 1, lua: CAS_LUA },
+    });
+    this.redis = redis;
     this.url = connection.url;
     this.prefix = config.key_prefix;
   }
@@ -156,7 +160,7 @@ export class RedisKvStore implements KvStore {
   }
 
   async get(scope: string, key: string): Promise<KvEntry> {
-    const text = await this.call(() => this.redis.hget(this.hash(scope), key));
+    const text = await this.call(() => this.connection.send<string | null>('hget', [this.hash(scope), key]));
     return text === null ? { exists: false, value: null } : { exists: true, value: this.parse(text, scope, key) };
   }
 
@@ -164,14 +168,14 @@ export class RedisKvStore implements KvStore {
     const extra = notice ? [notice.channel, notice.before, notice.ifNew, notice.ifExisted, notice.after] : [];
     // Whatever happens, a text kept for the field may no longer be what it holds.
     this.forget(scope, key);
-    const reply = await this.call(() => this.redis.flintKvSet(this.hash(scope), key, encode(value), ...extra));
+    const reply = await this.call(() => this.scripts.flintKvSet(this.hash(scope), key, encode(value), ...extra));
     return this.writeResult(reply, scope, key);
   }
 
   async delete(scope: string, key: string, notice?: RedisDeleteNotice): Promise<KvWriteResult> {
     const extra = notice ? [notice.channel, notice.before, notice.after] : [];
     this.forget(scope, key);
-    const reply = await this.call(() => this.redis.flintKvDelete(this.hash(scope), key, ...extra));
+    const reply = await this.call(() => this.scripts.flintKvDelete(this.hash(scope), key, ...extra));
     return this.writeResult(reply, scope, key);
   }
 
@@ -233,7 +237,7 @@ export class RedisKvStore implements KvStore {
     const hash = this.hash(scope);
     // Start from the text this store last wrote, if it kept it: the compare-and-set checks it all the same.
     let text: string | null | undefined = this.known.get(field);
-    if (text === undefined) text = await this.call(() => this.redis.hget(hash, key));
+    if (text === undefined) text = await this.call(() => this.connection.send<string | null>('hget', [hash, key]));
     for (let attempt = 1; attempt <= REDIS_UPDATE_MAX_ATTEMPTS; attempt++) {
       const expected: string | null = text;
       const current: KvEntry = expected === null ? { exists: false, value: null } : { exists: true, value: this.parse(expected, scope, key) };
@@ -243,7 +247,7 @@ export class RedisKvStore implements KvStore {
       const publish = message ? [message.channel, message.text] : [];
       const json = encode(value);
       this.known.delete(field);
-      const reply: CasReply = await this.call(() => this.redis.flintKvCas(hash, key, expected === null ? '0' : '1', expected ?? '', json, ...publish));
+      const reply: CasReply = await this.call(() => this.scripts.flintKvCas(hash, key, expected === null ? '0' : '1', expected ?? '', json, ...publish));
       if (reply[0] === 1) {
         this.keep(field, json);
         return { existed: current.exists, old_value: current.value, new_value: value, extra };

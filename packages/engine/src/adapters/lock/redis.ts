@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { AdapterFactory } from '../../core/api/adapters.js';
 import type { AdapterLog } from '../shared/log.js';
 import { RedisConnection } from '../shared/redis-connection.js';
+import { defineScripts } from '../shared/redis-scripts.js';
 import type { LockBackend } from './types.js';
 
 export const redisLockConfigSchema = z
@@ -23,7 +24,7 @@ export type RedisLockConfig = z.output<typeof redisLockConfigSchema>;
 const RELEASE_LUA = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
 
-interface ScriptedRedis extends Redis {
+interface LockScripts {
   flintLockRelease(key: string, owner: string): Promise<number>;
 }
 
@@ -31,14 +32,15 @@ interface ScriptedRedis extends Redis {
 export class RedisLocks implements LockBackend {
   readonly kind = 'redis';
   readonly shared = true;
-  private readonly redis: ScriptedRedis;
+  private readonly redis: Redis;
+  private readonly scripts: LockScripts;
 
   private constructor(
     private readonly connection: RedisConnection,
     private readonly prefix: string,
   ) {
-    connection.client.defineCommand('flintLockRelease', { numberOfKeys: 1, lua: RELEASE_LUA });
-    this.redis = connection.client as ScriptedRedis;
+    this.scripts = defineScripts<LockScripts>(connection.send, { flintLockRelease: { numberOfKeys: 1, lua: RELEASE_LUA } });
+    this.redis = connection.client;
   }
 
   static async open(config: RedisLockConfig, logger?: AdapterLog): Promise<RedisLocks> {
@@ -58,7 +60,7 @@ export class RedisLocks implements LockBackend {
   }
 
   async release(key: string, owner: string): Promise<boolean> {
-    return (await this.connection.call(() => this.redis.flintLockRelease(this.prefix + key, owner))) === 1;
+    return (await this.connection.call(() => this.scripts.flintLockRelease(this.prefix + key, owner))) === 1;
   }
 
   close(): Promise<void> {

@@ -1,7 +1,8 @@
 import { FlintError } from '@flint/protocol';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Command, Redis, RedisOptions } from 'ioredis';
 import { describeError } from './files.js';
 import type { AdapterLog } from './log.js';
+import { type RedisArg, flatCommandClass } from './redis-scripts.js';
 import { redactUrl, scrubPassword, urlPassword } from './url-text.js';
 
 /** How long opening a connection waits for Redis before it gives up with store_unavailable. */
@@ -53,13 +54,16 @@ export class RedisConnection {
     this.corkedStream = undefined;
   };
   private corkedStream: Redis['stream'] | undefined;
+  private readonly FlatCommand: ReturnType<typeof flatCommandClass>;
 
   private constructor(
     client: Redis,
+    CommandClass: typeof Command,
     options: RedisConnectionOptions,
     private readonly logger: AdapterLog | undefined,
   ) {
     this.client = client;
+    this.FlatCommand = flatCommandClass(CommandClass);
     this.url = redactUrl(options.url);
     this.commandTimeoutMs = options.commandTimeoutMs;
     let wasReady = false;
@@ -93,7 +97,7 @@ export class RedisConnection {
       enableAutoPipelining: false,
     };
     // ioredis is loaded by the first Redis-backed adapter opened: an engine that uses none never loads it.
-    const { Redis: RedisClient } = await import('ioredis');
+    const { Redis: RedisClient, Command: CommandClass } = await import('ioredis');
     let client: Redis;
     try {
       client = new RedisClient(options.url, clientOptions);
@@ -102,7 +106,7 @@ export class RedisConnection {
       const reason = scrubPassword(describeError(err), urlPassword(options.url));
       throw new FlintError('store_unavailable', `redis at ${redactUrl(options.url)} is unavailable: ${reason}`);
     }
-    const connection = new RedisConnection(client, options, options.logger);
+    const connection = new RedisConnection(client, CommandClass, options, options.logger);
     await connection.waitUntilReady(openTimeoutMs);
     return connection;
   }
@@ -121,6 +125,16 @@ export class RedisConnection {
       this.lastProgress = Date.now();
     }
   }
+
+  /**
+   * Sends `name args…` (arguments as given, see flatCommandClass) and resolves with Redis's answer, strings
+   * as strings. Run it through `call` like the client's own commands.
+   */
+  readonly send = <T>(name: string, args: RedisArg[]): Promise<T> => {
+    const command = new this.FlatCommand(name, args);
+    this.client.sendCommand(command);
+    return command.promise as Promise<T>;
+  };
 
   /** The store_unavailable error saying why (`the store is closed`), with any password scrubbed from the reason. */
   failure(reason: string): FlintError {

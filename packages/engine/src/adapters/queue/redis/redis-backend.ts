@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { FlintError } from '@flint/protocol';
-import type { Redis } from 'ioredis';
 import type { AdapterLog } from '../../shared/log.js';
 import { RedisChannels } from '../../shared/redis-channels.js';
 import { RedisConnection } from '../../shared/redis-connection.js';
+import { defineScripts } from '../../shared/redis-scripts.js';
 import { groupOf } from '../groups.js';
 import type { BindOptions, ConsumeOptions, Consumer, DeadLetter, DeliveryHandler, NewMessage, QueueBackend, QueueStats, WaitingMessage } from '../types.js';
 import { decodeBody, encodeBody } from './body.js';
@@ -33,7 +33,7 @@ interface KnownBindings {
 export class RedisQueueBackend implements QueueBackend, ConsumerHost {
   readonly kind = 'redis';
   readonly pollIntervalMs: number;
-  private readonly redis: Redis & QueueScripts;
+  private readonly redis: QueueScripts;
   private readonly keys: QueueKeys;
   /** Tells this engine's holds on bindings apart from other engines'. */
   private readonly instance = randomUUID();
@@ -64,8 +64,7 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
     private readonly config: RedisQueueConfig,
     readonly logger: AdapterLog | undefined,
   ) {
-    for (const [name, definition] of Object.entries(QUEUE_SCRIPTS)) connection.client.defineCommand(name, definition);
-    this.redis = connection.client as Redis & QueueScripts;
+    this.redis = defineScripts<QueueScripts>(connection.send, QUEUE_SCRIPTS);
     this.keys = new QueueKeys(config.prefix);
     this.pollIntervalMs = config.poll_interval_ms;
     this.heartbeat = setInterval(() => this.renewHolds(), Math.floor(config.binding_ttl_ms / 3));

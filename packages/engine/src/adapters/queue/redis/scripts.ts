@@ -2,7 +2,7 @@ import type { Reply } from './packed.js';
 
 /**
  * The Lua scripts of the redis queue adapter: every change that touches more than one key is one script,
- * so it is atomic across every engine on the Redis. Registered with ioredis `defineCommand` (EVALSHA,
+ * so it is atomic across every engine on the Redis. Run through `defineScripts` (shared/redis-scripts.ts: EVALSHA,
  * falling back to EVAL once after a SCRIPT FLUSH or a restart).
  *
  * The keys of a queue, after its base `b` (KEYS[1], see keys.ts):
@@ -586,7 +586,7 @@ export const QUEUE_SCRIPTS = {
 
 type Arg = string | number;
 
-/** The client's script commands (ioredis adds one method per `defineCommand`). */
+/** The script commands (`defineScripts` makes one method per script). */
 export interface QueueScripts {
   flintQueuePublishMany(...args: Arg[]): Promise<Reply[]>;
   flintQueueHold(topics: string, ...args: Arg[]): Promise<number>;
