@@ -12,6 +12,8 @@
 //           this one (keep-alive client)    | engine child under callgrind (flint-http + flint-observability,
 //                                             every call traced, memory exporter)              | http-worker child
 //           this one (keep-alive client)    | bare node:http server child under callgrind
+//   queue:  this one (publisher and subscriber, @flint/sdk) | engine child under callgrind (flint-queue, redis)
+//           this one (BullMQ Queue.add, QueueEvents)         | BullMQ Worker child under callgrind     (+ redis-server)
 //
 // Method, per process measured: BENCH_IR_WARMUP operations (V8 compiles the hot path by then), then
 // BENCH_IR_WINDOWS windows of BENCH_IR_OPS operations, each between `callgrind_control --zero` and
@@ -26,9 +28,16 @@
 // BENCH_STRICT=1). Under valgrind a process runs some 50 times slower; the processes of a case are
 // counted at once, one per core: about 5 minutes in all.
 //
-// Env: BENCH_IR_CASES (invoke,worker,http), BENCH_IR_WARMUP (10000), BENCH_IR_OPS (2000),
-//      BENCH_IR_WINDOWS (5), BENCH_STRICT=1.
+// queue: one message at a time, from its publish until its handler started and its publish was answered
+// (Flint) or it was finished (BullMQ): the engine stores it, delivers it and settles it; a BullMQ Worker
+// takes it, runs the handler and settles it. Without Redis (or the bullmq package) the case is skipped
+// with the reason (a failure with BENCH_STRICT=1). Its Redis keys live under `flint-bench:<random>:` and
+// are deleted afterwards.
+//
+// Env: BENCH_IR_CASES (invoke,worker,http; queue runs when named), BENCH_IR_WARMUP (10000), BENCH_IR_OPS (2000),
+//      BENCH_IR_WINDOWS (5), BENCH_REDIS_URL (redis://127.0.0.1:6379), BENCH_STRICT=1.
 import { deepStrictEqual } from 'node:assert';
+import { randomBytes } from 'node:crypto';
 import { Agent, get } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { registerWorker } from '@flint/sdk';
@@ -36,6 +45,8 @@ import { callgrindMissing, callgrindSession, dumpCounts, startUnderCallgrind, ze
 import { HELLO, HELLO_PATH } from './support/http-shared.mjs';
 import { RawEchoClient, fixed, printTable } from './support/measure.mjs';
 import { startChild, stopChild } from './support/proc.mjs';
+import { waitConsuming } from './support/queue-wait.mjs';
+import { deleteKeysUnder, openRedis } from './support/redis.mjs';
 import { OBSERVABILITY, expectTracing } from './support/tracing.mjs';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
@@ -47,6 +58,9 @@ const CASES = (process.env.BENCH_IR_CASES ?? 'invoke,worker,http').split(',').ma
 const STRICT = process.env.BENCH_STRICT === '1';
 const payload = { text: 'hello flint', n: 42, ok: true, tags: ['a', 'b'] };
 const HTTP_MODULES = [{ name: 'flint-http', config: { port: 0 } }];
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** Cases that could not run here, with the reason. */
+const skipped = [];
 
 const children = [];
 const start = async (file, opts) => {
@@ -196,6 +210,92 @@ async function httpCase(session) {
   }
 }
 
+async function queueCase(session) {
+  const opened = await openRedis(REDIS_URL);
+  if (!opened.redis) {
+    skipped.push({ name: 'queue', reason: opened.reason });
+    return [];
+  }
+  const redis = opened.redis;
+  let bullmq;
+  try {
+    bullmq = await import('bullmq');
+  } catch (err) {
+    redis.disconnect();
+    skipped.push({ name: 'queue', reason: `bullmq cannot be loaded (${err instanceof Error ? err.message : err})` });
+    return [];
+  }
+  const prefix = `flint-bench:${randomBytes(6).toString('hex')}:`;
+  const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
+  const bull = { connection, prefix: `${prefix}bull` };
+  const topic = 'bench-ir-queue';
+  // As bench/queue's messages (its consumer checks `n`).
+  const message = { n: 0, kind: 'order.placed', text: 'hello flint, a queued message', ok: true, tags: ['a', 'b', 'c'], total: 42.5 };
+  let sdk;
+  let queue;
+  let events;
+  try {
+    const adapter = { name: 'redis', config: { redis_url: REDIS_URL, prefix: `${prefix}flint` } };
+    const [engine, worker] = await Promise.all([
+      measured(session, './support/engine-process.mjs', { name: 'engine-queue', env: engineEnv([{ name: 'flint-queue', config: { adapter } }]) }),
+      measured(session, './support/queue-consumer.mjs', {
+        name: 'bullmq-worker',
+        args: ['bullmq'],
+        env: { BENCH_QUEUE_CONSUMER: JSON.stringify({ redis_url: REDIS_URL, prefix: bull.prefix, queue: 'bench', concurrency: 64 }) },
+      }),
+    ]);
+    sdk = registerWorker(engine.info.url, { workerName: 'bench-queue', announce: false });
+    await sdk.waitConnected();
+    let handled;
+    sdk.queue.subscribe(
+      topic,
+      (data) => {
+        handled?.(data);
+        return null;
+      },
+      { function_id: 'bench::queue', queue_config: { concurrency: 64 } },
+    );
+    await waitConsuming(sdk, topic, 'bench::queue', 60_000);
+    const flintOp = async () => {
+      const started = new Promise((resolve) => {
+        handled = resolve;
+      });
+      await sdk.queue.publish(topic, message);
+      deepStrictEqual(await started, message);
+    };
+    // Completed jobs are removed, as in bench/queue (Flint keeps no acked message).
+    queue = new bullmq.Queue('bench', { ...bull, defaultJobOptions: { removeOnComplete: true } });
+    events = new bullmq.QueueEvents('bench', bull);
+    await events.waitUntilReady();
+    // Finished jobs by id, told by QueueEvents (job.waitUntilFinished looks the job up again, and a removed one is an error).
+    const finished = new Map();
+    const finish = (jobId, outcome) => {
+      const waiter = finished.get(jobId);
+      if (typeof waiter === 'function') {
+        finished.delete(jobId);
+        waiter(outcome);
+      } else finished.set(jobId, outcome);
+    };
+    events.on('completed', ({ jobId }) => finish(jobId, undefined));
+    events.on('failed', ({ jobId, failedReason }) => finish(jobId, new Error(`BullMQ job ${jobId} failed: ${failedReason}`)));
+    const bullOp = async () => {
+      const job = await queue.add('m', message);
+      const outcome = finished.has(job.id) ? finished.get(job.id) : await new Promise((resolve) => finished.set(job.id, resolve));
+      finished.delete(job.id);
+      if (outcome instanceof Error) throw outcome;
+    };
+    const [flint, bare] = await Promise.all([count(session, engine, flintOp), count(session, worker, bullOp)]);
+    return { name: 'queue', what: 'engine per message (flint-queue, redis: publish → deliver → settle)', flint, bareLabel: 'BullMQ Worker', bare };
+  } finally {
+    await sdk?.shutdown();
+    await events?.close();
+    await queue?.close();
+    await stopAll();
+    await deleteKeysUnder(redis, prefix).catch((err) => console.error(`could not delete the bench's Redis keys (${prefix}*): ${err.message}`));
+    redis.disconnect();
+  }
+}
+
 const missing = await callgrindMissing();
 if (missing) {
   console.log(`bench/instructions: skipped: ${missing}`);
@@ -205,7 +305,7 @@ if (missing) {
   const session = await callgrindSession();
   const results = [];
   try {
-    const cases = { invoke: invokeCase, worker: workerCase, http: httpCase };
+    const cases = { invoke: invokeCase, worker: workerCase, http: httpCase, queue: queueCase };
     for (const name of CASES) {
       const run = cases[name];
       if (!run) throw new Error(`unknown case ${name} in BENCH_IR_CASES (cases: ${Object.keys(cases).join(', ')})`);
@@ -219,6 +319,10 @@ if (missing) {
   } finally {
     await stopAll();
     await session.dispose();
+  }
+  for (const s of skipped) {
+    console.log(`bench/instructions: ${s.name}: skipped: ${s.reason}`);
+    if (STRICT) process.exitCode = 1;
   }
   if (results.length > 0) {
     console.log(

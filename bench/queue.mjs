@@ -36,8 +36,9 @@ import { readFile, readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { registerWorker } from '@flint/sdk';
 import { fixed, percentile, printTable, round } from './support/measure.mjs';
-import { childExecArgv, request, sleep, startChild, stopChild } from './support/proc.mjs';
-import { openRedis, procCpuMs, redactUrl, redisServerPid } from './support/redis.mjs';
+import { childExecArgv, request, startChild, stopChild } from './support/proc.mjs';
+import { waitConsuming } from './support/queue-wait.mjs';
+import { deleteKeysUnder, openRedis, procCpuMs, redactUrl, redisServerPid } from './support/redis.mjs';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const intEnv = (name, fallback, min = 1) => Math.max(min, Math.floor(Number(process.env[name] ?? fallback)) || fallback);
@@ -115,17 +116,6 @@ async function rabbitPid() {
     } catch {}
   }
   return undefined;
-}
-
-/** Polls the topic's stats until the engine consumes for `functionId` (its trigger is bound on the backend). */
-async function waitConsuming(worker, topic, functionId, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const stats = await worker.queue.stats(topic);
-    if (stats.subscribers?.some((s) => s.function_id === functionId && s.consumers > 0)) return;
-    await sleep(20);
-  }
-  throw new Error(`the engine did not consume for ${functionId} on ${topic} within ${timeoutMs} ms`);
 }
 
 async function setupBullmq() {
@@ -515,12 +505,7 @@ try {
   await runAll(connections);
   if (redis) {
     try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${REDIS_PREFIX.replace(/[*?[\]\\^]/g, '\\$&')}*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) await redis.del(...keys);
-      } while (cursor !== '0');
+      await deleteKeysUnder(redis, REDIS_PREFIX);
     } catch (err) {
       console.error(`could not delete the bench's Redis keys (${REDIS_PREFIX}*): ${errorText(err)}`);
     }

@@ -24,6 +24,16 @@ export async function openRedis(url) {
   }
 }
 
+/** Deletes every key under `prefix` (glob characters in it taken literally). */
+export async function deleteKeysUnder(redis, prefix) {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix.replace(/[*?[\]\\^]/g, '\\$&')}*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.del(...keys);
+  } while (cursor !== '0');
+}
+
 /** CPU ms so far of a process this one can see in /proc (Linux; clock ticks assumed to be 10 ms); NaN when it cannot. */
 export async function procCpuMs(pid) {
   try {
