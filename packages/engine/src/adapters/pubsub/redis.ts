@@ -45,7 +45,7 @@ export class RedisPubSub implements PubSubBus {
   }
 
   async publish(topic: string, text: string): Promise<void> {
-    await this.commands.call(() => this.commands.client.publish(this.prefix + topic, text));
+    await this.commands.call(() => this.commands.send('publish', [this.prefix + topic, text]));
   }
 
   listen(topic: string, listener: (text: string) => void): { listening: Promise<void>; stop: () => void } {

@@ -84,7 +84,7 @@ export class RedisStreamStore extends KvStreamStore {
   }
 
   override async publish(frame: StreamFrame): Promise<void> {
-    await this.commands.call(() => this.commands.client.publish(this.channel, frame.text));
+    await this.commands.call(() => this.commands.send('publish', [this.channel, frame.text]));
   }
 
   override async close(): Promise<void> {
