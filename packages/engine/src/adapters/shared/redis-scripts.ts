@@ -15,11 +15,13 @@ export type SendCommand = <T>(name: string, args: RedisArg[]) => Promise<T>;
  * adapters never pass arrays: the base class gets an empty list, and `args` is set after it as the
  * base's constructor would leave them, numbers as decimal text. (What the base's constructor also
  * does, and this one does not need: ioredis's argument transformers, which exist only for the object
- * forms of HSET, HMSET and MSET.) Made from the Command class of the ioredis module loaded at run time
+ * forms of HSET, HMSET, MSET and MSETNX.) Made from the Command class of the ioredis module loaded at run time
  * (ioredis is loaded only when a Redis-backed adapter opens).
  */
-export function flatCommandClass(base: typeof Command): new (name: string, args: RedisArg[]) => Command {
-  return class FlatCommand extends base {
+export function flatCommandClass(base: typeof Command): FlatCommandClass {
+  // One class for every connection (the same ioredis module): the call sites that make commands stay monomorphic.
+  if (made?.base === base) return made.flat;
+  const flat = class FlatCommand extends base {
     constructor(name: string, args: RedisArg[]) {
       // Replies as strings, like the client's own methods (ioredis reads them as buffers otherwise).
       super(name, [], { replyEncoding: 'utf8' });
@@ -28,7 +30,12 @@ export function flatCommandClass(base: typeof Command): new (name: string, args:
       this.args = text;
     }
   };
+  made = { base, flat };
+  return flat;
 }
+
+type FlatCommandClass = new (name: string, args: RedisArg[]) => Command;
+let made: { base: typeof Command; flat: FlatCommandClass } | undefined;
 
 /** A Lua script: how many of its arguments are keys, and its text. */
 export interface ScriptDefinition {

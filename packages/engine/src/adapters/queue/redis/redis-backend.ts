@@ -33,7 +33,7 @@ interface KnownBindings {
 export class RedisQueueBackend implements QueueBackend, ConsumerHost {
   readonly kind = 'redis';
   readonly pollIntervalMs: number;
-  private readonly redis: QueueScripts;
+  private readonly scripts: QueueScripts;
   private readonly keys: QueueKeys;
   /** Tells this engine's holds on bindings apart from other engines'. */
   private readonly instance = randomUUID();
@@ -64,7 +64,7 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
     private readonly config: RedisQueueConfig,
     readonly logger: AdapterLog | undefined,
   ) {
-    this.redis = defineScripts<QueueScripts>(connection.send, QUEUE_SCRIPTS);
+    this.scripts = defineScripts<QueueScripts>(connection.send, QUEUE_SCRIPTS);
     this.keys = new QueueKeys(config.prefix);
     this.pollIntervalMs = config.poll_interval_ms;
     this.heartbeat = setInterval(() => this.renewHolds(), Math.floor(config.binding_ttl_ms / 3));
@@ -166,7 +166,7 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
       claims.push(mine);
     }
     const args = [names.list.length, ...names.list, ...packed];
-    this.call(() => this.redis.flintQueuePublishMany(...args)).then(
+    this.call(() => this.scripts.flintQueuePublishMany(...args)).then(
       (replies) => {
         items.forEach((item, i) => {
           const reply = replies[i] as Reply;
@@ -221,7 +221,7 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
   }
 
   async topics(): Promise<{ topic: string; queues: string[] }[]> {
-    const reply = await this.call(() => this.redis.flintQueueTopics(this.keys.topics, this.keys.prefix));
+    const reply = await this.call(() => this.scripts.flintQueueTopics(this.keys.topics, this.keys.prefix));
     const out: { topic: string; queues: string[] }[] = [];
     for (let i = 0; i < reply.length; ) {
       const topic = decodeName(String(reply[i]));
@@ -254,7 +254,7 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
   }
 
   async fetch(queue: string, n: number, leaseMs: number): Promise<Batch> {
-    const reply = await this.call(() => this.redis.flintQueueFetch(this.keys.queue(queue), n, leaseArg(leaseMs)));
+    const reply = await this.call(() => this.scripts.flintQueueFetch(this.keys.queue(queue), n, leaseArg(leaseMs)));
     return parseBatch(reply, 0).batch;
   }
 
@@ -265,7 +265,7 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
       const error = s.type === 'retry' || s.type === 'dead' ? s.error : '';
       args.push(settleArg(leased.delivery.id, leased.token, s.type, delay, error));
     }
-    const reply = await this.call(() => this.redis.flintQueueSettle(this.keys.queue(queue), this.keys.deadQueues, ...args));
+    const reply = await this.call(() => this.scripts.flintQueueSettle(this.keys.queue(queue), this.keys.deadQueues, ...args));
     return parseBatch(reply, 0).batch;
   }
 
@@ -277,13 +277,13 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
   // ---- inspection and dead letters ----
 
   async stats(queue: string): Promise<QueueStats> {
-    const [waiting, inFlight, delayed, dead] = await this.call(() => this.redis.flintQueueStats(this.keys.queue(queue)));
+    const [waiting, inFlight, delayed, dead] = await this.call(() => this.scripts.flintQueueStats(this.keys.queue(queue)));
     return { waiting: Number(waiting), inFlight: Number(inFlight), delayed: Number(delayed), dead: Number(dead) };
   }
 
   async peek(queue: string, offset: number, limit: number): Promise<WaitingMessage[]> {
     if (limit <= 0) return [];
-    const reply = await this.call(() => this.redis.flintQueuePeek(this.keys.queue(queue), Math.max(0, offset), limit));
+    const reply = await this.call(() => this.scripts.flintQueuePeek(this.keys.queue(queue), Math.max(0, offset), limit));
     const all: WaitingMessage[] = [];
     for (let i = 1; i < reply.length; i += 3) {
       const body = decodeBody(String(reply[i + 1]));
@@ -303,12 +303,12 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
   }
 
   async remove(queue: string, id: string): Promise<boolean> {
-    return (await this.call(() => this.redis.flintQueueRemove(this.keys.queue(queue), id))) === 1;
+    return (await this.call(() => this.scripts.flintQueueRemove(this.keys.queue(queue), id))) === 1;
   }
 
   async deadLetters(queue: string, offset: number, limit: number): Promise<DeadLetter[]> {
     if (limit <= 0) return [];
-    const reply = await this.call(() => this.redis.flintQueueDeadLetters(this.keys.queue(queue), Math.max(0, offset), limit));
+    const reply = await this.call(() => this.scripts.flintQueueDeadLetters(this.keys.queue(queue), Math.max(0, offset), limit));
     const out: DeadLetter[] = [];
     for (let i = 0; i < reply.length; i += 6) {
       const body = decodeBody(String(reply[i + 1]));
@@ -329,19 +329,19 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
   }
 
   async redrive(queue: string): Promise<number> {
-    return Number(await this.call(() => this.redis.flintQueueRedrive(this.keys.queue(queue), this.keys.deadQueues, encodeName(queue), 'all', '')));
+    return Number(await this.call(() => this.scripts.flintQueueRedrive(this.keys.queue(queue), this.keys.deadQueues, encodeName(queue), 'all', '')));
   }
 
   async redriveMessage(queue: string, id: string): Promise<boolean> {
-    return (await this.call(() => this.redis.flintQueueRedrive(this.keys.queue(queue), this.keys.deadQueues, encodeName(queue), 'one', id))) === 1;
+    return (await this.call(() => this.scripts.flintQueueRedrive(this.keys.queue(queue), this.keys.deadQueues, encodeName(queue), 'one', id))) === 1;
   }
 
   async discard(queue: string, id: string): Promise<boolean> {
-    return (await this.call(() => this.redis.flintQueueDiscard(this.keys.queue(queue), this.keys.deadQueues, encodeName(queue), id))) === 1;
+    return (await this.call(() => this.scripts.flintQueueDiscard(this.keys.queue(queue), this.keys.deadQueues, encodeName(queue), id))) === 1;
   }
 
   async deadQueues(): Promise<{ queue: string; count: number }[]> {
-    const reply = await this.call(() => this.redis.flintQueueDeadQueues(this.keys.deadQueues, this.keys.prefix));
+    const reply = await this.call(() => this.scripts.flintQueueDeadQueues(this.keys.deadQueues, this.keys.prefix));
     const out: { queue: string; count: number }[] = [];
     for (let i = 0; i < reply.length; i += 2) out.push({ queue: decodeName(String(reply[i])), count: Number(reply[i + 1]) });
     return out;
@@ -412,7 +412,7 @@ export class RedisQueueBackend implements QueueBackend, ConsumerHost {
   private async hold(mode: 'bind' | 'renew' | 'release', entries: [topic: string, queue: string, json: string][]): Promise<void> {
     const args: string[] = [mode, String(this.config.binding_ttl_ms), this.keys.prefix];
     for (const [topic, queue, json] of entries) args.push(encodeName(topic), `${this.instance}:${queue}`, queue, json);
-    await this.call(() => this.redis.flintQueueHold(this.keys.topics, ...args));
+    await this.call(() => this.scripts.flintQueueHold(this.keys.topics, ...args));
   }
 
   /** Runs one command (see RedisConnection.call); its failures become queue_unavailable. */
