@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { registerWorker } from '@flint/sdk';
 import { benchSeconds, closedLoop, fixed, printTable, round, summarize } from './support/measure.mjs';
 import { childExecArgv, request, startChild, stopChild } from './support/proc.mjs';
-import { openRedis, procCpuMs, redisServerPid } from './support/redis.mjs';
+import { deleteKeysUnder, openRedis, procCpuMs, redisServerPid } from './support/redis.mjs';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const seconds = benchSeconds(5);
@@ -228,12 +228,7 @@ try {
   await Promise.all(children.reverse().map((c) => stopChild(c)));
   if (direct) {
     try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await direct.scan(cursor, 'MATCH', `${REDIS_PREFIX.replace(/[*?[\]\\^]/g, '\\$&')}*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) await direct.del(...keys);
-      } while (cursor !== '0');
+      await deleteKeysUnder(direct, REDIS_PREFIX);
     } catch (err) {
       console.error(`could not delete the bench's Redis keys (${REDIS_PREFIX}*): ${err instanceof Error ? err.message : err}`);
     }
