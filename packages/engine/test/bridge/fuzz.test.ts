@@ -244,6 +244,30 @@ describe('bridge fuzz: frames on a worker connection', () => {
     await assertServing(engine.bridgeUrl);
   });
 
+  // The oracle's own bug, found by (b) (seed 1900499208): a hostile id can be both the type of a trigger
+  // and a type the same client then provides, and the engine rightly forwards the waiting trigger to it.
+  it('(b) a trigger whose type the same client then provides is forwarded to it, and the oracle allows that', async () => {
+    const type = '__proto__';
+    const texts = [
+      JSON.stringify({ type: 'registertrigger', id: `fzt-${randomUUID()}`, trigger_type: type, function_id: 'fzf-.' }),
+      JSON.stringify({ type: 'registertriggertype', id: type }),
+    ];
+    expect(
+      await sendBatch(
+        engine.bridgeUrl,
+        texts.map((text) => ({ kind: 'text', text })),
+        watch,
+      ),
+    ).toEqual([]);
+    const client = await RawClient.connect(engine.bridgeUrl);
+    await client.registered();
+    for (const text of texts) client.send(text);
+    const forwarded = await client.waitFrame((f) => f.type === 'registertrigger', 3000);
+    expect(forwarded).toMatchObject({ trigger_type: type, function_id: 'fzf-.' });
+    await client.close();
+    await assertServing(engine.bridgeUrl);
+  });
+
   it('(b) a frame up to bridge.max_frame_bytes is answered; one over it closes only that connection with 1009', async () => {
     const frameOfSize = (size: number, kind: string, id: string): string => {
       const head =

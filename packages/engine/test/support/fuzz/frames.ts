@@ -7,7 +7,8 @@
  *
  * The ids a batch registers and the ids it calls come from disjoint name spaces (`fzr-…` registered,
  * never called; `fzf-…` named by triggers, never registered; `fzy-…` trigger types, never used by a
- * trigger), so the engine never waits on the fuzzing client itself.
+ * trigger), so the engine never waits on the fuzzing client for a call. (Hostile ids, the same in every
+ * name space, can still meet: see Expected.providedTypes.)
  */
 import { decodeWorkerFrame } from '@flint/protocol';
 import fc from 'fast-check';
@@ -215,12 +216,26 @@ export interface Expected {
   mayRefuse: Map<string, number>;
   /** Refusals owed to registerfunction frames with `invocation` (`function_not_invokable`, or `function_id_reserved` for a reserved id). */
   notInvokable: number;
+  /**
+   * Trigger types the batch registers as their provider. A hostile id can be both such a type and the
+   * type of one of the batch's triggers (`__proto__`, say): the engine then forwards that trigger's
+   * `registertrigger` to this client, as to any provider of its type.
+   */
+  providedTypes: Set<string>;
 }
 
 const bump = (m: Map<string, number>, k: string, by = 1) => m.set(k, (m.get(k) ?? 0) + by);
 
 export function expectedAnswers(texts: readonly string[]): Expected {
-  const e: Expected = { results: new Map(), frameErrors: [], triggerResults: new Map(), pongs: 0, mayRefuse: new Map(), notInvokable: 0 };
+  const e: Expected = {
+    results: new Map(),
+    frameErrors: [],
+    triggerResults: new Map(),
+    pongs: 0,
+    mayRefuse: new Map(),
+    notInvokable: 0,
+    providedTypes: new Set(),
+  };
   for (const text of texts) {
     const d = decodeWorkerFrame(text);
     if (!d.ok) {
@@ -241,6 +256,9 @@ export function expectedAnswers(texts: readonly string[]): Expected {
         break;
       case 'registerfunction':
         if (m.invocation !== undefined) e.notInvokable++;
+        break;
+      case 'registertriggertype':
+        e.providedTypes.add(m.id);
         break;
     }
     for (const code of REFUSALS[m.type] ?? []) bump(e.mayRefuse, code);
@@ -287,6 +305,10 @@ export function answerProblems(e: Expected, received: readonly Frame[]): string[
       }
       case 'invokefunction':
         break; // a trigger firing at a function this client registered: allowed, never awaited
+      case 'registertrigger':
+        // A trigger of a type this client provides, forwarded to it (see providedTypes): allowed, never awaited.
+        if (!e.providedTypes.has(String(f.trigger_type))) problems.push(`unexpected frame ${JSON.stringify(f).slice(0, 200)}`);
+        break;
       default:
         problems.push(`unexpected frame ${JSON.stringify(f).slice(0, 200)}`);
     }
