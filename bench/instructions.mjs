@@ -342,20 +342,21 @@ if (missing) {
         fixed(r.flint.median / r.bare.median, 2),
       ]),
     );
-    console.log(
-      JSON.stringify({
-        bench: 'instructions',
-        warmup: WARMUP,
-        ops: OPS,
-        windows: WINDOWS,
-        cases: results.map((r) => ({
-          name: r.name,
-          flint: r.flint,
-          baseline: r.bareLabel,
-          bare: r.bare,
-          ratio: Number((r.flint.median / r.bare.median).toFixed(3)),
-        })),
-      }),
-    );
   }
+  console.log(
+    JSON.stringify({
+      bench: 'instructions',
+      warmup: WARMUP,
+      ops: OPS,
+      windows: WINDOWS,
+      cases: results.map((r) => ({
+        name: r.name,
+        flint: r.flint,
+        baseline: r.bareLabel,
+        bare: r.bare,
+        ratio: Number((r.flint.median / r.bare.median).toFixed(3)),
+      })),
+      ...(skipped.length > 0 ? { skipped } : {}),
+    }),
+  );
 }
