@@ -380,6 +380,8 @@ try {
   const byName = (name) => results.find((r) => r.name === name);
   const bull = byName('bullmq');
   const bare = byName('amqplib');
+  /** A Flint rabbitmq row's figure against bare amqplib's ('-' for the other rows, or without the baseline). */
+  const vsBare = (r, pick) => (r.system.broker !== 'rabbitmq' || r.name === 'amqplib' || !bare ? '-' : fixed(pick(r) / pick(bare), 2));
 
   console.log(
     `\nbench/queue: publish → handled, ${IN_FLIGHT} publishes outstanding and ${IN_FLIGHT} handled at once, ${perRound * rounds} messages per system (${JSON.stringify(message(12345)).length} bytes of JSON) in ${rounds} alternating rounds, after at least ${WARMUP_MS} ms of warm-up each (${WARMUP} messages at a time)`,
@@ -394,7 +396,7 @@ try {
       fixed(r.msgsPerSec),
       `${fixed(r.minRate)}–${fixed(r.maxRate)}`,
       r.name === 'bullmq' || !bull ? '-' : fixed(r.msgsPerSec / bull.msgsPerSec, 2),
-      r.system.broker !== 'rabbitmq' || r.name === 'amqplib' || !bare ? '-' : fixed(r.msgsPerSec / bare.msgsPerSec, 2),
+      vsBare(r, (x) => x.msgsPerSec),
     ]),
   );
 
@@ -406,7 +408,7 @@ try {
       fixed(r.p50Us, 0),
       fixed(r.p99Us, 0),
       r.name === 'bullmq' || !bull ? '-' : fixed(r.p50Us / bull.p50Us, 2),
-      r.system.broker !== 'rabbitmq' || r.name === 'amqplib' || !bare ? '-' : fixed(r.p50Us / bare.p50Us, 2),
+      vsBare(r, (x) => x.p50Us),
     ]),
   );
 
