@@ -1,8 +1,17 @@
 import { FlintError, formatError } from '@flint/protocol';
 import type { InternalHandler, InvocationContext } from '../core/api/functions.js';
 import type { Invoker } from '../core/invoker.js';
+import { SequenceTable } from '../core/sequence-table.js';
 import { type ClusterTransport, TransportError } from './transport.js';
 import { type RemoteAnswer, type RemoteCall, type Subjects, decode, encode } from './wire.js';
+
+/** A call forwarded to engine `node`, waiting for its answer. */
+interface Forwarded {
+  node: string;
+  functionId: string;
+  /** Ends the wait with `error` (the engine left, the link went down). */
+  fail: (error: FlintError) => void;
+}
 
 /**
  * Calls between the engines of a cluster: the handler of another engine's functions forwards each call
@@ -11,8 +20,12 @@ import { type RemoteAnswer, type RemoteCall, type Subjects, decode, encode } fro
  * (`cluster_unavailable`): its answer could not come back.
  */
 export class RemoteCalls {
-  /** Per engine: the calls forwarded there and not answered yet, with their function ids. */
-  private readonly waiting = new Map<string, Map<(error: FlintError) => void, string>>();
+  /**
+   * The calls forwarded and not answered yet, by a number of their own: a SequenceTable rather than a
+   * `Map` per engine, whose churn would keep every call reachable until it was promoted (sequence-table.ts).
+   */
+  private readonly waiting = new SequenceTable<Forwarded>();
+  private nextCall = 0;
 
   constructor(
     private readonly transport: ClusterTransport,
@@ -35,14 +48,13 @@ export class RemoteCalls {
   /** Engine `node` left: its calls on their way are stopped. */
   stopped(node: string, why: string): void {
     const error = new FlintError('invocation_stopped', `Invocation stopped: engine ${node} left the cluster (${why})`);
-    for (const fail of [...(this.waiting.get(node)?.keys() ?? [])]) fail(error);
-    this.waiting.delete(node);
+    for (const call of this.waiting.snapshot()) if (call.node === node) call.fail(error);
   }
 
   /** The link went down: no answer can come back for the calls on their way. */
   linkLost(): void {
     const reason = `the link to ${this.transport.kind} at ${this.transport.shownUrl} went down during the call`;
-    for (const [node, calls] of this.waiting) for (const [fail, functionId] of [...calls]) fail(this.unavailable(functionId, node, reason));
+    for (const call of this.waiting.snapshot()) call.fail(this.unavailable(call.functionId, call.node, reason));
   }
 
   private unavailable(functionId: string, node: string, reason: string): FlintError {
@@ -67,29 +79,24 @@ export class RemoteCalls {
     if (ctx.callerWorkerId !== undefined && ctx.callerContext !== undefined && ctx.callerContext !== null) {
       call.caller = { worker_id: ctx.callerWorkerId, context: ctx.callerContext };
     }
-    let calls = this.waiting.get(node);
-    if (!calls) {
-      calls = new Map();
-      this.waiting.set(node, calls);
-    }
-    const pending = calls;
+    const seq = this.nextCall++;
+    const waiting = this.waiting;
     return new Promise((resolve, reject) => {
       const fail = (error: FlintError) => {
-        pending.delete(fail);
-        reject(error);
+        if (waiting.delete(seq)) reject(error);
       };
-      pending.set(fail, ctx.functionId);
+      waiting.set(seq, { node, functionId: ctx.functionId, fail });
       // The caller's own timer answers invocation_timeout; the request waits a little longer.
       this.transport.request(this.subjects.invoke(node), encode(call), timeoutMs + 1000).then(
         (bytes) => {
-          if (!pending.delete(fail)) return;
+          if (!waiting.delete(seq)) return;
           const answer = decode<RemoteAnswer>(bytes);
           if (!answer) reject(new FlintError('internal_error', `engine ${node} answered a call of ${ctx.functionId} with something that is not JSON`));
           else if ('error' in answer) reject(FlintError.fromBody(answer.error));
           else resolve(answer.result);
         },
         (err: unknown) => {
-          if (pending.delete(fail)) reject(this.transportFailure(err, node, ctx.functionId));
+          if (waiting.delete(seq)) reject(this.transportFailure(err, node, ctx.functionId));
         },
       );
     });

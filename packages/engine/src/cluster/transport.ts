@@ -1,3 +1,5 @@
+import { SequenceTable } from '../core/sequence-table.js';
+
 /**
  * What the cluster needs of a messaging system: subjects to publish and subscribe on, request/reply,
  * and whether the link is up. NATS implements it (nats.ts); the cluster never speaks a protocol of its own
@@ -24,17 +26,27 @@ export interface ClusterTransport {
   close(): Promise<void>;
 }
 
+interface Waiting {
+  id: number;
+  resolve: (data: Uint8Array) => void;
+  reject: (err: TransportError) => void;
+  timer: NodeJS.Timeout;
+  /** The message the request travelled in (see `group`). */
+  group: number | undefined;
+}
+
 /**
  * Requests waiting for their reply, by a number the transport puts in the reply subject (or in a packed
  * message): each settles once, with the reply, a TransportError, or `timeout` after its time. Requests
  * sent in one message form a group, which the server may refuse as a whole (no responders).
+ *
+ * The numbers are issued in order, so the requests live in a SequenceTable rather than a `Map`: a map
+ * with an insert and a delete per request keeps replacing its hash table, and each replaced table keeps
+ * the requests of its moment reachable for the next scavenge, so every forwarded call was promoted to the
+ * old generation (sequence-table.ts).
  */
 export class PendingRequests {
-  private readonly pending = new Map<
-    number,
-    { resolve: (data: Uint8Array) => void; reject: (err: TransportError) => void; timer: NodeJS.Timeout; group: number | undefined }
-  >();
-  private readonly groups = new Map<number, Set<number>>();
+  private readonly pending = new SequenceTable<Waiting>();
   private next = 0;
   private nextGroup = 0;
 
@@ -45,22 +57,19 @@ export class PendingRequests {
     this.next = (this.next + 1) >>> 0;
     const reply = new Promise<Uint8Array>((resolve, reject) => {
       const timer = setTimeout(() => this.fail(id, new TransportError('timeout', `no answer within ${timeoutMs} ms`)), timeoutMs);
-      this.pending.set(id, { resolve, reject, timer, group: undefined });
+      this.pending.set(id, { id, resolve, reject, timer, group: undefined });
     });
     return { id, reply };
   }
 
   /** Requests `ids` travel in one message: the number of their group, which the server may refuse as a whole. */
   group(ids: readonly number[]): number {
-    const group = this.nextGroup++;
-    const members = new Set<number>();
+    const group = this.nextGroup;
+    this.nextGroup = (this.nextGroup + 1) >>> 0;
     for (const id of ids) {
       const request = this.pending.get(id);
-      if (!request) continue;
-      request.group = group;
-      members.add(id);
+      if (request) request.group = group;
     }
-    if (members.size > 0) this.groups.set(group, members);
     return group;
   }
 
@@ -74,25 +83,20 @@ export class PendingRequests {
     request?.reject(err);
   }
 
-  /** Fails the requests of `group` still waiting. */
+  /** Fails the requests of `group` still waiting (rare: a whole message refused). */
   failGroup(group: number, err: TransportError): void {
-    for (const id of [...(this.groups.get(group) ?? [])]) this.fail(id, err);
+    for (const request of this.pending.snapshot()) if (request.group === group) this.fail(request.id, err);
   }
 
   failAll(err: TransportError): void {
-    for (const id of [...this.pending.keys()]) this.fail(id, err);
+    for (const request of this.pending.snapshot()) this.fail(request.id, err);
   }
 
-  private take(id: number) {
+  private take(id: number): Waiting | undefined {
     const request = this.pending.get(id);
     if (!request) return undefined;
     this.pending.delete(id);
     clearTimeout(request.timer);
-    if (request.group !== undefined) {
-      const members = this.groups.get(request.group);
-      members?.delete(id);
-      if (members?.size === 0) this.groups.delete(request.group);
-    }
     return request;
   }
 }
