@@ -1,4 +1,5 @@
 // Closed-loop load generation, latency statistics and table printing shared by the benches.
+import { SequenceTable } from '@flint/protocol';
 import WebSocket from 'ws';
 import { sleep } from './proc.mjs';
 
@@ -72,10 +73,15 @@ export function median(values) {
   return percentile(Float64Array.from(values).sort(), 50);
 }
 
-/** Minimal JSON-RPC-ish client over a raw `ws` socket: sends { id, data }, resolves on the reply with that id. */
+/**
+ * Minimal JSON-RPC-ish client over a raw `ws` socket: sends { id, data }, resolves on the reply with that id.
+ * Its calls wait in a SequenceTable keyed by the id, as the SDK's do: a Map with an insert and a delete per
+ * call would have V8 promote every call of this process (the load generator of every system) to the old
+ * generation, and the baselines would pay for it.
+ */
 export class RawEchoClient {
   constructor(url) {
-    this.pending = new Map();
+    this.pending = new SequenceTable(1024);
     this.nextId = 0;
     this.ws = new WebSocket(url, { perMessageDeflate: false });
     this.ws.on('upgrade', (res) => res.socket.setNoDelay(true));

@@ -7,5 +7,6 @@ export * from './failures.js';
 export { type Corkable, FLUSH_EVERY, FrameBatcher, type FrameBatcherOptions, HEAVY_TURN_FRAMES } from './frame-batcher.js';
 export { type InvokeParts, type ResultParts, invokeFrame, jsonString, resultFrame } from './frame-text.js';
 export * from './messages.js';
+export { SequenceTable } from './sequence-table.js';
 export type * from './stream.js';
 export * from './telemetry.js';

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { type InvocationResultMessage, type InvokeFunctionMessage, type InvokeParts, formatError, invokeFrame } from '@flint/protocol';
+import { type InvocationResultMessage, type InvokeFunctionMessage, type InvokeParts, SequenceTable, formatError, invokeFrame } from '@flint/protocol';
 import type { Connection } from './connection.js';
 import { FlintInvocationError } from './errors.js';
 import { invocationScope } from './invocations.js';
 import type { TriggerRequest } from './types.js';
 
 interface Pending {
+  id: string;
+  /** The counter in the id: the call's key in the table. */
+  seq: number;
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
   timer: NodeJS.Timeout;
@@ -24,9 +27,24 @@ export interface CallsOptions {
   connectTimeoutMs: number;
 }
 
-/** The calls this worker makes (`trigger()`): their frames, time-outs and results. */
+/** Calls still waiting 1,024 calls later move to the table's overflow map. */
+const CALL_SLOTS = 1024;
+/** The counter in an id's last group: 12 hex digits. */
+const COUNTER_LIMIT = 2 ** 48;
+
+/**
+ * The calls this worker makes (`trigger()`): their frames, time-outs and results.
+ *
+ * Invocation ids are UUIDs whose first four groups are random per worker and whose last group counts
+ * the calls, so the calls waiting live in a SequenceTable keyed by that count rather than in a `Map`
+ * keyed by the id: a map with an insert and a delete per call keeps replacing its table and drags
+ * every call into the old generation (see SequenceTable).
+ */
 export class Calls {
-  private readonly pending = new Map<string, Pending>();
+  private readonly pending = new SequenceTable<Pending>(CALL_SLOTS);
+  /** `xxxxxxxx-xxxx-4xxx-yxxx-`: the start of every id this worker issues. */
+  private readonly idPrefix = randomUUID().slice(0, 24);
+  private nextCall = 0;
 
   constructor(
     private readonly connection: Connection,
@@ -35,7 +53,7 @@ export class Calls {
 
   /** A queued call is about to be sent: true while it still waits for its result (its connect wait ends). */
   sending(invocationId: string): boolean {
-    const p = this.pending.get(invocationId);
+    const p = this.find(invocationId);
     if (!p) return false;
     clearTimeout(p.connectTimer);
     p.queued = undefined;
@@ -75,10 +93,14 @@ export class Calls {
       const sent = this.connection.sendText(invokeFrame(undefined, functionId, parts), queue(undefined));
       return sent ? Promise.resolve(undefined as O) : Promise.reject(this.queueFull(functionId));
     }
-    const id = randomUUID();
+    const seq = this.nextCall;
+    this.nextCall = (this.nextCall + 1) % COUNTER_LIMIT;
+    const id = this.idPrefix + seq.toString(16).padStart(12, '0');
     const timeoutMs = request.timeoutMs ?? this.options.invocationTimeoutMs;
     return new Promise<O>((resolve, reject) => {
       const p: Pending = {
+        id,
+        seq,
         resolve: resolve as (v: unknown) => void,
         reject,
         functionId,
@@ -86,23 +108,21 @@ export class Calls {
         connectTimer: undefined,
         startedAt: Date.now(),
         // A call that never left the queue did not time out: it never reached the engine.
-        timer: setTimeout(() => (p.queued ? this.giveUp(id) : this.fail(id, this.timedOut(functionId, timeoutMs))), timeoutMs),
+        timer: setTimeout(() => (p.queued ? this.giveUp(p) : this.fail(p, this.timedOut(functionId, timeoutMs))), timeoutMs),
       };
-      this.pending.set(id, p);
+      this.pending.set(seq, p);
       const sent = this.connection.sendText(invokeFrame(id, functionId, parts), queue(id));
-      if (!sent) return this.fail(id, this.queueFull(functionId));
+      if (!sent) return this.fail(p, this.queueFull(functionId));
       if (sent === 'queued') {
         p.queued = queued;
-        p.connectTimer = setTimeout(() => this.giveUp(id), this.options.connectTimeoutMs);
+        p.connectTimer = setTimeout(() => this.giveUp(p), this.options.connectTimeoutMs);
       }
     });
   }
 
   onResult(msg: InvocationResultMessage): void {
-    const id = msg.invocation_id;
-    const p = this.pending.get(id);
-    if (!p) return;
-    this.pending.delete(id);
+    const p = this.find(msg.invocation_id);
+    if (!p || !this.take(p)) return;
     clearTimeout(p.timer);
     clearTimeout(p.connectTimer);
     if (msg.error) p.reject(FlintInvocationError.from(msg.error, p.functionId));
@@ -115,21 +135,31 @@ export class Calls {
    * their time-out.
    */
   connectionFailed(): void {
-    for (const [id, p] of this.pending) {
+    for (const p of this.pending.snapshot()) {
       const reason = p.queued ? this.gaveUp() : `the call was sent but the connection was lost before its answer came; ${this.gaveUp()}`;
-      this.fail(id, this.notConnected(p.functionId, reason));
+      this.fail(p, this.notConnected(p.functionId, reason));
     }
   }
 
   /** Rejects every pending call with worker_shutting_down. */
   rejectAll(): void {
-    for (const [id, p] of this.pending) this.fail(id, new FlintInvocationError('worker_shutting_down', 'the worker is shutting down', p.functionId));
+    for (const p of this.pending.snapshot()) this.fail(p, new FlintInvocationError('worker_shutting_down', 'the worker is shutting down', p.functionId));
   }
 
-  private fail(id: string, err: FlintInvocationError): void {
-    const p = this.pending.get(id);
-    if (!p) return;
-    this.pending.delete(id);
+  /** The call waiting with this id: its counter is the table's key, and the whole id must match. */
+  private find(id: string): Pending | undefined {
+    if (id.length !== 36 || !id.startsWith(this.idPrefix)) return undefined;
+    const p = this.pending.get(Number.parseInt(id.slice(24), 16));
+    return p?.id === id ? p : undefined;
+  }
+
+  /** Removes a call from the table: false when it was no longer there (settled already). */
+  private take(p: Pending): boolean {
+    return this.pending.delete(p.seq);
+  }
+
+  private fail(p: Pending, err: FlintInvocationError): void {
+    if (!this.take(p)) return;
     clearTimeout(p.timer);
     clearTimeout(p.connectTimer);
     if (p.queued) this.connection.unqueue(p.queued);
@@ -137,12 +167,10 @@ export class Calls {
   }
 
   /** A queued call waited for a connection long enough. */
-  private giveUp(id: string): void {
-    const p = this.pending.get(id);
-    if (!p) return;
+  private giveUp(p: Pending): void {
     const problem = this.connection.problem;
     const reason = `no connection within ${Date.now() - p.startedAt} ms${problem ? ` (${problem.detail})` : ''}`;
-    this.fail(id, this.notConnected(p.functionId, reason));
+    this.fail(p, this.notConnected(p.functionId, reason));
   }
 
   private gaveUp(): string {

@@ -1,7 +1,6 @@
-import { FlintError, formatError } from '@flint/protocol';
+import { FlintError, SequenceTable, formatError } from '@flint/protocol';
 import type { InternalHandler, InvocationContext } from '../core/api/functions.js';
 import type { Invoker } from '../core/invoker.js';
-import { SequenceTable } from '../core/sequence-table.js';
 import { type ClusterTransport, TransportError } from './transport.js';
 import { type RemoteAnswer, type RemoteCall, type Subjects, decode, encode } from './wire.js';
 

@@ -1,4 +1,4 @@
-import { SequenceTable } from '../core/sequence-table.js';
+import { SequenceTable } from '@flint/protocol';
 
 /**
  * What the cluster needs of a messaging system: subjects to publish and subscribe on, request/reply,

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { type ChannelRef, FlintError } from '@flint/protocol';
+import { type ChannelRef, FlintError, SequenceTable } from '@flint/protocol';
 import type { WebSocket } from 'ws';
 import { toBuffer } from '../lib/buffers.js';
 import type { ChannelItem, ChannelService, EngineChannel } from './api/channels.js';
 import { ChannelIds } from './channel-ids.js';
 import type { Logger } from './logger.js';
-import { SequenceTable } from './sequence-table.js';
 
 /** A socket for a channel closed this recently is closed cleanly instead of refused (see ChannelIds). */
 const RECENT_MS = 60_000;

@@ -2,6 +2,7 @@ import {
   type ErrorBody,
   FlintError,
   type InvocationResultMessage,
+  SequenceTable,
   formatError,
   invokeFrame,
   isErrorBody,
@@ -17,7 +18,6 @@ import type { WorkerConnection } from './bridge/connection.js';
 import type { FunctionProvider, FunctionRegistry } from './functions.js';
 import type { Done, HookHub } from './hooks.js';
 import type { Logger } from './logger.js';
-import { SequenceTable } from './sequence-table.js';
 import { UuidSequence } from './uuid-sequence.js';
 
 export interface RouteOptions extends InvokeOptions {
