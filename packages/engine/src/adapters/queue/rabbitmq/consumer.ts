@@ -1,3 +1,4 @@
+import { SequenceTable } from '@flint/protocol';
 import type { Channel, ConsumeMessage } from 'amqplib';
 import { describeError } from '../../shared/files.js';
 import type { ConsumeOptions, DeliveryHandler, Settlement } from '../types.js';
@@ -37,6 +38,8 @@ interface Lane {
 }
 
 interface InHand {
+  /** Its key in `inHand`. */
+  seq: number;
   held: Held;
   attempt: number;
   settled: boolean;
@@ -75,7 +78,12 @@ export class RabbitConsumer {
   private readonly lanes = new Map<string, Lane>();
   private ready: Lane[] = [];
   private loose: Held[] = [];
-  private readonly inHand = new Set<InHand>();
+  /**
+   * Deliveries handed to the handler and not settled, by a number of their own: a SequenceTable, as a
+   * Set with an add and a delete per message would drag every message into the old generation.
+   */
+  private readonly inHand = new SequenceTable<InHand>(1024);
+  private nextDelivery = 0;
   /** FIFO heads waiting in memory for their retry delay. */
   private waitingRetry = 0;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
@@ -109,7 +117,7 @@ export class RabbitConsumer {
     // Held messages and heads waiting for a retry go back to the queue, in place, for the next consumer.
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
-    const inHandMsgs = new Set([...this.inHand].map((e) => e.held.msg));
+    const inHandMsgs = new Set(this.inHand.snapshot().map((e) => e.held.msg));
     const back: Held[] = [...this.loose];
     for (const lane of this.lanes.values()) back.push(...lane.items.filter((h) => !inHandMsgs.has(h.msg)));
     for (const h of back) if (h.channel === ch) settleOnChannel(() => h.channel.nack(h.msg, false, true));
@@ -162,11 +170,11 @@ export class RabbitConsumer {
     this.consumerTag = undefined;
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
-    for (const entry of this.inHand) {
+    for (const entry of this.inHand.snapshot()) {
       entry.settled = true;
       clearTimeout(entry.timer);
+      this.inHand.delete(entry.seq);
     }
-    this.inHand.clear();
     this.lanes.clear();
     this.ready = [];
     this.loose = [];
@@ -256,13 +264,13 @@ export class RabbitConsumer {
   }
 
   private deliver(held: Held, attempt: number, lane: Lane | undefined): void {
-    const entry: InHand = { held, attempt, settled: false, lane, timer: undefined as unknown as NodeJS.Timeout };
+    const entry: InHand = { seq: this.nextDelivery++, held, attempt, settled: false, lane, timer: undefined as unknown as NodeJS.Timeout };
     entry.timer = setTimeout(
       () => this.settle(entry, { type: 'retry', delayMs: 0, error: 'visibility timeout: the handler did not answer in time' }),
       this.options.visibilityTimeoutMs,
     );
     entry.timer.unref?.();
-    this.inHand.add(entry);
+    this.inHand.set(entry.seq, entry);
     try {
       this.handler(toDelivery(held.env, attempt), (s) => this.settle(entry, s));
     } catch (err) {
@@ -274,7 +282,7 @@ export class RabbitConsumer {
     if (entry.settled) return; // settled already, its lease expired, or its channel is gone
     entry.settled = true;
     clearTimeout(entry.timer);
-    this.inHand.delete(entry);
+    this.inHand.delete(entry.seq);
     const { held, lane, attempt } = entry;
     const ch = held.channel;
     switch (s.type) {

@@ -31,8 +31,14 @@ export class AmqpLink {
   readonly url: string;
   private model: ChannelModel | undefined;
   private pub: Promise<ConfirmChannel> | undefined;
-  /** Publishes awaiting their confirm, by message id: true once the broker returned it as unroutable. */
-  private readonly returned = new Map<string, boolean>();
+  /** Publishes awaiting their confirm. */
+  private publishing = 0;
+  /**
+   * Ids of the messages the broker returned as unroutable, until their confirm comes. Only returns add to
+   * it (rare), so a publish costs no insert and delete in a collection (which would promote every message
+   * to the old generation, see SequenceTable); it is emptied whenever no publish is waiting.
+   */
+  private readonly returned = new Set<string>();
   private declared = new Map<string, { at: number; done: Promise<unknown> }>();
   private readonly upListeners = new Set<() => void>();
   private lastError = '';
@@ -126,18 +132,25 @@ export class AmqpLink {
     const ch = await this.publisher();
     await new Promise<void>((resolve, reject) => {
       const id = options.messageId as string;
-      this.returned.set(id, false);
+      this.publishing++;
       const timer = setTimeout(() => finish(this.failure(`no publisher confirm within ${this.options.publishTimeoutMs} ms`)), this.options.publishTimeoutMs);
+      let finished = false;
       const finish = (err: Error | undefined) => {
+        if (finished) return;
+        finished = true;
         clearTimeout(timer);
-        this.returned.delete(id);
+        this.publishing--;
+        if (this.returned.size > 0) {
+          this.returned.delete(id);
+          if (this.publishing === 0) this.returned.clear();
+        }
         if (err) reject(err);
         else resolve();
       };
       try {
         ch.publish(exchange, routingKey, content, options, (err) => {
           if (err) finish(this.failure(`the broker did not confirm the message (${describeError(err)})`));
-          else if (this.returned.get(id)) finish(new RoutedNowhere(exchange, routingKey));
+          else if (this.returned.has(id)) finish(new RoutedNowhere(exchange, routingKey));
           else finish(undefined);
         });
       } catch (err) {
@@ -186,7 +199,7 @@ export class AmqpLink {
         // The broker returns an unroutable `mandatory` message before confirming it.
         ch.on('return', (msg: { properties: { messageId?: string } }) => {
           const id = msg.properties.messageId;
-          if (id !== undefined && this.returned.has(id)) this.returned.set(id, true);
+          if (id !== undefined && this.publishing > 0) this.returned.add(id);
         });
         // A channel error (a declaration refused) closes only this channel: the next call opens another.
         ch.on('close', () => {
