@@ -109,12 +109,17 @@ export function stopChild(handle, graceMs = 5000) {
   });
 }
 
-/** Node flags for a child: `--expose-gc`, plus `--cpu-prof` into `$BENCH_CPU_PROF/<role>` when that env var is set. */
+/**
+ * Node flags for a child: `--expose-gc`, plus `--cpu-prof` into `$BENCH_CPU_PROF/<role>` when that env var
+ * is set, plus V8's garbage-collection trace (`--trace-gc-nvp`, one line per collection on the child's
+ * stdout, which startChild passes on to stderr under the child's name) with `BENCH_TRACE_GC=1`.
+ */
 export function childExecArgv(role, { exposeGc = false } = {}) {
   const argv = [];
   if (exposeGc) argv.push('--expose-gc');
   const dir = process.env.BENCH_CPU_PROF;
   if (dir) argv.push('--cpu-prof', `--cpu-prof-dir=${dir}/${role}`);
+  if (process.env.BENCH_TRACE_GC === '1') argv.push('--trace-gc-nvp');
   return argv;
 }
 
